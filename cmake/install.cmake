@@ -1,0 +1,23 @@
+# make install: shared + static library, include/braid.h, a CMake package
+# (find_package(braid) -> braid::braid) and a pkg-config file (braid.pc).
+include(CMakePackageConfigHelpers)
+
+install(TARGETS braid braid_static EXPORT braidTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/braid.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(EXPORT braidTargets NAMESPACE braid:: FILE braidTargets.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/braid)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/braidConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/braidConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/braid)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/braidConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/braidConfig.cmake ${PROJECT_BINARY_DIR}/braidConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/braid)
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/braid.pc.in ${PROJECT_BINARY_DIR}/braid.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/braid.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,93 @@
+// A schedule: one rank's part of a collective algorithm, written as data.
+//
+// An algorithm (ring, tree, pairwise, ...) is a pure function from CollArgs to
+// a Schedule: an ordered list of Steps. The actions of one step run
+// concurrently; a step starts when the previous one has completed on this
+// rank. Actions name buffer regions symbolically (send / recv / scratch +
+// byte offset), so a schedule can be built, inspected and simulated without
+// memory, transports or peers — which is how the unit tests prove algorithms.
+//
+// Ordering rule the builders must keep: for every pair of ranks (a, b), the
+// sends a posts to b, taken in schedule order (step, then action index),
+// match one-to-one and in the same order the receives b posts from a, with
+// equal byte counts. Connectors are FIFO; that is the whole matching rule.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "braid.h"
+
+namespace braid::coll {
+
+enum class CollKind : uint8_t {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kAllToAllv,
+  kGather,
+  kScatter,
+  kBarrier,
+};
+const char* collName(CollKind kind);
+
+enum class BufferId : uint8_t { kSend, kRecv, kScratch };
+
+/// A byte range of one of the collective's buffers.
+struct Span {
+  BufferId buf = BufferId::kRecv;
+  size_t offset = 0;
+  size_t bytes = 0;
+};
+
+enum class ActionKind : uint8_t {
+  kSend,        // send `src` to `peer`
+  kRecv,        // receive from `peer` into `dst`
+  kRecvReduce,  // receive from `peer`; dst = src (op) incoming   (src may equal dst)
+  kCopy,        // dst = src, locally (skipped when they are the same memory)
+  kDivide,      // dst /= nranks, locally (avg's single division)
+};
+
+struct Action {
+  ActionKind kind = ActionKind::kCopy;
+  int peer = -1;  // comm rank, for kSend / kRecv / kRecvReduce
+  Span dst;       // kRecv, kRecvReduce, kCopy, kDivide
+  Span src;       // kSend, kCopy; kRecvReduce's other operand
+  /// Index of an action in the same step that must complete before this one
+  /// starts (-1: none). Lets a tree reduce its children in a fixed order.
+  int after = -1;
+};
+
+struct Step {
+  std::vector<Action> actions;
+};
+
+struct Schedule {
+  std::vector<Step> steps;
+  size_t scratchBytes = 0;  // size of BufferId::kScratch the executor must provide
+  std::string algorithm;    // "ring", "tree", "pairwise", ...
+};
+
+/// Everything an algorithm needs to know to build one rank's schedule.
+struct CollArgs {
+  CollKind kind = CollKind::kAllReduce;
+  size_t count = 0;  // per-rank element count, as in the C API
+  braidDataType_t type = braidFloat32;
+  braidRedOp_t op = braidSum;
+  int root = 0;
+  int rank = 0;
+  int nranks = 1;
+  bool inPlace = false;  // send and recv name the same memory as the C API allows
+  /// Pipelining granularity: transfers are cut into chunks of at most this many bytes
+  /// (rounded down to whole elements). Builders must accept any value >= 1 element.
+  size_t chunkBytes = size_t(1) << 20;
+  /// AllToAllv only: element counts and displacements, one entry per rank.
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+};
+
+}  // namespace braid::coll

@@ -1,0 +1,221 @@
+/*
+ * braid — collective communication for distributed training.
+ *
+ * The public C API. NCCL-shaped: the same names (braid instead of nccl), the
+ * same argument order and the same enum values, so that code written against
+ * NCCL ports by renaming. The header is C99-compatible and exposes no C++ and
+ * no internal structure: communicators are opaque handles.
+ *
+ * Host buffers with stream == NULL complete before the call returns, except
+ * between braidGroupStart and braidGroupEnd, where the work completes at
+ * braidGroupEnd. Every call returns a braidResult_t; braidGetLastError gives
+ * a sentence naming the argument, rank or peer at fault. No call aborts the
+ * process, and no call waits longer than BRAID_TIMEOUT seconds.
+ */
+#ifndef BRAID_H_
+#define BRAID_H_
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BRAID_MAJOR 0
+#define BRAID_MINOR 1
+#define BRAID_PATCH 0
+#define BRAID_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define BRAID_VERSION_CODE BRAID_VERSION(BRAID_MAJOR, BRAID_MINOR, BRAID_PATCH)
+
+/** Passed as `color` to braidCommSplit by ranks that want no new communicator. */
+#define BRAID_SPLIT_NOCOLOR (-1)
+
+/** An opaque communicator: one rank's membership in a group of ranks. */
+typedef struct braidComm* braidComm_t;
+
+/** A cudaStream_t for device buffers; NULL for host buffers. */
+typedef void* braidStream_t;
+
+/** Produced by braidGetUniqueId on one rank and handed to every other rank. */
+#define BRAID_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[BRAID_UNIQUE_ID_BYTES];
+} braidUniqueId;
+
+/** Result codes; the same values as NCCL's ncclResult_t. */
+typedef enum {
+  braidSuccess = 0,
+  braidUnhandledCudaError = 1,
+  braidSystemError = 2,
+  braidInternalError = 3,
+  braidInvalidArgument = 4,
+  braidInvalidUsage = 5,
+  braidRemoteError = 6,
+  braidInProgress = 7,
+  braidTimeout = 8,
+  braidNumResults = 9
+} braidResult_t;
+
+/** Element types, numbered from 0 in this order. */
+typedef enum {
+  braidInt8 = 0,
+  braidUint8 = 1,
+  braidInt32 = 2,
+  braidUint32 = 3,
+  braidInt64 = 4,
+  braidUint64 = 5,
+  braidFloat16 = 6,
+  braidFloat32 = 7,
+  braidFloat64 = 8,
+  braidBfloat16 = 9,
+  braidNumTypes = 10
+} braidDataType_t;
+
+/** Reduction operators. fp16 and bf16 reduce in fp32; avg divides once, at the end. */
+typedef enum {
+  braidSum = 0,
+  braidProd = 1,
+  braidMax = 2,
+  braidMin = 3,
+  braidAvg = 4,
+  braidNumOps = 5
+} braidRedOp_t;
+
+/* ---- Library ---------------------------------------------------------- */
+
+/** Writes BRAID_VERSION_CODE of the linked library to *version. */
+braidResult_t braidGetVersion(int* version);
+
+/** A short, static description of a result code. Never NULL. */
+const char* braidGetErrorString(braidResult_t result);
+
+/**
+ * The last error message of `comm` (or of this thread's last call that had no
+ * communicator, when comm is NULL): names the argument, rank or peer at fault.
+ * Empty when there was none. Valid until the next call on the same thread.
+ */
+const char* braidGetLastError(braidComm_t comm);
+
+/* ---- Communicators ---------------------------------------------------- */
+
+/**
+ * Creates a unique id on the rank that will be rank 0: the address and port of
+ * a bootstrap listener started in this process, and a 128-bit random secret
+ * that every connection must prove. Call once per communicator.
+ */
+braidResult_t braidGetUniqueId(braidUniqueId* uniqueId);
+
+/** Joins communicator `commId` as `rank` of `nranks`; collective over all ranks. */
+braidResult_t braidCommInitRank(braidComm_t* comm, int nranks, braidUniqueId commId, int rank);
+
+/**
+ * Creates `ndev` communicators in this process, one per rank (host ranks run on
+ * threads; `devlist` names CUDA devices and may be NULL for host-only use).
+ * Drive them from one thread inside braidGroupStart/End, as with NCCL.
+ */
+braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist);
+
+/**
+ * Joins the communicator described by the launcher's environment: braidrun
+ * (BRAID_RANK, BRAID_NRANKS, BRAID_ROOT), torchrun (RANK, WORLD_SIZE,
+ * MASTER_ADDR, MASTER_PORT), OpenMPI (OMPI_COMM_WORLD_*) or Slurm (SLURM_*).
+ */
+braidResult_t braidCommInitFromEnv(braidComm_t* comm);
+
+/**
+ * Splits `comm` into disjoint communicators, one per `color`, ranked by `key`
+ * (ties by old rank). Ranks passing BRAID_SPLIT_NOCOLOR get *newcomm = NULL.
+ * Collective over all ranks of `comm`.
+ */
+braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* newcomm);
+
+/** Waits for this rank's outstanding work, then releases the communicator. */
+braidResult_t braidCommFinalize(braidComm_t comm);
+
+/** Releases the communicator and everything it owns. NULL is accepted. */
+braidResult_t braidCommDestroy(braidComm_t comm);
+
+/**
+ * Aborts all work on `comm` (safe from another thread: waits return with an
+ * error), tells the peers, and releases the communicator.
+ */
+braidResult_t braidCommAbort(braidComm_t comm);
+
+/** The communicator's sticky error: braidSuccess while it is healthy. */
+braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* asyncError);
+
+/** Number of ranks in `comm`. */
+braidResult_t braidCommCount(braidComm_t comm, int* count);
+
+/** This rank's index in `comm`. */
+braidResult_t braidCommUserRank(braidComm_t comm, int* rank);
+
+/** The CUDA device of `comm`, or -1 for a host-only communicator. */
+braidResult_t braidCommCuDevice(braidComm_t comm, int* device);
+
+/* ---- Collectives -------------------------------------------------------
+ * `count` is the per-rank element count: for AllGather the send count, for
+ * ReduceScatter the receive count, for AllToAll the count exchanged with each
+ * peer. In-place works as in NCCL: sendbuff == recvbuff, or, for AllGather and
+ * ReduceScatter, the rank's own slice of the larger buffer.
+ */
+
+braidResult_t braidAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                             braidDataType_t datatype, braidRedOp_t op, braidComm_t comm,
+                             braidStream_t stream);
+
+braidResult_t braidBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                             braidDataType_t datatype, int root, braidComm_t comm,
+                             braidStream_t stream);
+
+braidResult_t braidReduce(const void* sendbuff, void* recvbuff, size_t count,
+                          braidDataType_t datatype, braidRedOp_t op, int root, braidComm_t comm,
+                          braidStream_t stream);
+
+braidResult_t braidAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             braidDataType_t datatype, braidComm_t comm, braidStream_t stream);
+
+braidResult_t braidReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 braidDataType_t datatype, braidRedOp_t op, braidComm_t comm,
+                                 braidStream_t stream);
+
+braidResult_t braidAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                            braidDataType_t datatype, braidComm_t comm, braidStream_t stream);
+
+/** Counts and displacements are in elements, one entry per peer. */
+braidResult_t braidAllToAllv(const void* sendbuff, const size_t sendcounts[],
+                             const size_t sdispls[], void* recvbuff, const size_t recvcounts[],
+                             const size_t rdispls[], braidDataType_t datatype, braidComm_t comm,
+                             braidStream_t stream);
+
+braidResult_t braidGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                          braidDataType_t datatype, int root, braidComm_t comm,
+                          braidStream_t stream);
+
+braidResult_t braidScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                           braidDataType_t datatype, int root, braidComm_t comm,
+                           braidStream_t stream);
+
+braidResult_t braidSend(const void* sendbuff, size_t count, braidDataType_t datatype, int peer,
+                        braidComm_t comm, braidStream_t stream);
+
+braidResult_t braidRecv(void* recvbuff, size_t count, braidDataType_t datatype, int peer,
+                        braidComm_t comm, braidStream_t stream);
+
+/** Returns once every rank of `comm` has entered the barrier. */
+braidResult_t braidBarrier(braidComm_t comm, braidStream_t stream);
+
+/* ---- Groups ------------------------------------------------------------
+ * Calls between braidGroupStart and braidGroupEnd are queued and run together
+ * at braidGroupEnd, in one progress loop: send/recv pairs in one group never
+ * deadlock, and one thread can drive several communicators (braidCommInitAll).
+ * Groups nest; the outermost braidGroupEnd runs the work.
+ */
+braidResult_t braidGroupStart(void);
+braidResult_t braidGroupEnd(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* BRAID_H_ */

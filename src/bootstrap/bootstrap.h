@@ -1,0 +1,40 @@
+// The out-of-band channel a communicator is built over.
+//
+// Transports use it during setup to exchange addresses and segment names,
+// and the communicator uses it for agreement (split, argument checks). It is
+// slow and simple by design; collectives never use it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/deadline.h"
+#include "core/status.h"
+
+namespace braid::transport {
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+
+  virtual int rank() const = 0;
+  virtual int nranks() const = 0;
+
+  /// A short string unique to this communicator (hex), identical on all
+  /// ranks; transports use it to name shared resources.
+  virtual const std::string& commTag() const = 0;
+
+  /// The 16-byte secret of this communicator; connections between ranks prove it.
+  virtual const uint8_t* secret() const = 0;
+
+  /// In: this rank's `bytes` at data + rank * bytes. Out: every rank's.
+  virtual Status allGather(void* data, size_t bytes) = 0;
+
+  /// Returns when every rank has entered the barrier.
+  virtual Status barrier() = 0;
+
+  /// Seconds every bootstrap and transport wait may take (BRAID_TIMEOUT).
+  virtual double timeoutSeconds() const = 0;
+};
+
+}  // namespace braid::transport

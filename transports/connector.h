@@ -1,0 +1,91 @@
+// The one interface every transport implements (DESIGN.md §4).
+//
+// A Transport is created per communicator and owns one Connector per peer.
+// A Connector is an ordered, message-framed, bidirectional link to one peer:
+// sends posted on it are delivered, in posting order, to the receives the peer
+// posts for this rank, in posting order. Messages may be empty (0 bytes; they
+// still travel and still match). Each message carries its length, so a
+// receive whose expected size differs from the message fails with
+// braidInvalidUsage naming the peer — mismatched collectives become an error,
+// not garbage.
+//
+// Everything is non-blocking: post*() only queue work; progress() moves as
+// many bytes as it can without waiting; the caller polls Request::done. When
+// nothing moves, the caller sleeps in Transport::waitForActivity(), which
+// returns when a peer may have made progress (or after a short while).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/host/reduce.h"
+#include "core/deadline.h"
+#include "core/status.h"
+
+namespace braid::transport {
+
+/// Where received bytes go: copied to `dst`, or, when `reduce` is set,
+/// dst[i] = accum[i] (op) incoming[i] (accum may equal dst). Transports hand
+/// `reduce` whole elements only: slices are multiples of `elemSize`.
+struct RecvSink {
+  uint8_t* dst = nullptr;
+  const uint8_t* accum = nullptr;
+  coll::ReduceFn reduce = nullptr;
+  size_t elemSize = 1;
+};
+
+/// The caller owns a Request and keeps it (and the buffer) alive until done is
+/// true or the connector is closed. The connector updates it from progress().
+struct Request {
+  size_t bytes = 0;      // message size
+  size_t completed = 0;  // bytes moved so far
+  bool done = false;
+};
+
+class Connector {
+ public:
+  virtual ~Connector() = default;
+
+  /// The peer's rank in the communicator.
+  virtual int peer() const = 0;
+
+  /// Queues a message of `bytes` bytes read from `src` (nullptr allowed when bytes == 0).
+  virtual Status postSend(const void* src, size_t bytes, Request* req) = 0;
+
+  /// Queues the receive of the next message, expected to be exactly `bytes` long.
+  virtual Status postRecv(const RecvSink& sink, size_t bytes, Request* req) = 0;
+
+  /// Moves what can be moved now without blocking. Sets *progressed when any
+  /// byte or message moved. Errors name the peer (dead peer, size mismatch, abort).
+  virtual Status progress(bool* progressed) = 0;
+};
+
+/// Identifies a communicator's ranks to a transport during setup.
+class Bootstrap;
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  /// "shm", "socket", ...
+  virtual const char* name() const = 0;
+
+  /// The connector to `peer` (0 <= peer < nranks, peer != own rank); never null.
+  virtual Connector* connector(int peer) = 0;
+
+  /// Sleeps until a peer may have made progress, `deadline` passes, or about
+  /// maxWaitMs milliseconds pass, whichever comes first. Spurious returns are
+  /// fine; callers re-poll. Returns an error when a peer is known to be dead
+  /// or has aborted.
+  virtual Status waitForActivity(const Deadline& deadline, int maxWaitMs) = 0;
+
+  /// Tells every peer that this rank failed with `reason` (they will see a
+  /// braidRemoteError naming this rank), and wakes local waiters. Idempotent;
+  /// callable from any thread.
+  virtual void abort(const Status& reason) = 0;
+};
+
+}  // namespace braid::transport
