@@ -1,0 +1,146 @@
+#include "collectives/host/schedule_runner.h"
+
+#include <cstring>
+
+#include "core/types.h"
+
+namespace braid::coll {
+
+ScheduleRunner::ScheduleRunner(transport::Transport* transport, const Schedule* schedule,
+                               Buffers buffers, braidDataType_t type, braidRedOp_t op, int nranks)
+    : transport_(transport),
+      schedule_(schedule),
+      buffers_(buffers),
+      elemSize_(typeSize(type)),
+      reduce_(reducerFor(type, op)),
+      divide_(dividerFor(type)),
+      nranks_(nranks) {}
+
+Result<uint8_t*> ScheduleRunner::resolve(const Span& span, bool writable) const {
+  uint8_t* base = nullptr;
+  size_t size = 0;
+  switch (span.buf) {
+    case BufferId::kSend:
+      if (writable) return internalError("schedule writes into the send buffer");
+      base = const_cast<uint8_t*>(buffers_.send);
+      size = buffers_.sendBytes;
+      break;
+    case BufferId::kRecv:
+      base = buffers_.recv;
+      size = buffers_.recvBytes;
+      break;
+    case BufferId::kScratch:
+      base = buffers_.scratch;
+      size = buffers_.scratchBytes;
+      break;
+  }
+  if (span.offset + span.bytes > size || (base == nullptr && span.bytes > 0)) {
+    return internalError("schedule '" + schedule_->algorithm + "' step " + std::to_string(step_) +
+                         " touches bytes [" + std::to_string(span.offset) + ", " +
+                         std::to_string(span.offset + span.bytes) + ") of a " +
+                         std::to_string(size) + "-byte buffer");
+  }
+  return base == nullptr ? nullptr : base + span.offset;
+}
+
+Status ScheduleRunner::enterStep() {
+  const Step& step = schedule_->steps[step_];
+  requests_.assign(step.actions.size(), transport::Request{});
+  started_.assign(step.actions.size(), 0);
+  entered_ = true;
+  for (size_t i = 0; i < step.actions.size(); ++i) {
+    if (step.actions[i].after < 0) BRAID_RETURN_IF_ERROR(start(i));
+  }
+  return Status::ok();
+}
+
+Status ScheduleRunner::start(size_t index) {
+  const Action& a = schedule_->steps[step_].actions[index];
+  transport::Request& req = requests_[index];
+  started_[index] = 1;
+  switch (a.kind) {
+    case ActionKind::kSend: {
+      BRAID_ASSIGN_OR_RETURN(uint8_t* src, resolve(a.src, false));
+      return transport_->connector(a.peer)->postSend(src, a.src.bytes, &req);
+    }
+    case ActionKind::kRecv:
+    case ActionKind::kRecvReduce: {
+      transport::RecvSink sink;
+      BRAID_ASSIGN_OR_RETURN(sink.dst, resolve(a.dst, true));
+      sink.elemSize = elemSize_;
+      if (a.kind == ActionKind::kRecvReduce) {
+        BRAID_ASSIGN_OR_RETURN(uint8_t* accum, resolve(a.src, false));
+        sink.accum = accum;
+        sink.reduce = reduce_;
+      }
+      return transport_->connector(a.peer)->postRecv(sink, a.dst.bytes, &req);
+    }
+    case ActionKind::kCopy: {
+      BRAID_ASSIGN_OR_RETURN(uint8_t* src, resolve(a.src, false));
+      BRAID_ASSIGN_OR_RETURN(uint8_t* dst, resolve(a.dst, true));
+      if (src != dst && a.dst.bytes > 0) std::memmove(dst, src, a.dst.bytes);
+      req.done = true;
+      return Status::ok();
+    }
+    case ActionKind::kDivide: {
+      BRAID_ASSIGN_OR_RETURN(uint8_t* dst, resolve(a.dst, true));
+      if (a.dst.bytes > 0) divide_(dst, a.dst.bytes / elemSize_, nranks_);
+      req.done = true;
+      return Status::ok();
+    }
+  }
+  return internalError("unknown action kind");
+}
+
+Status ScheduleRunner::progress(bool* progressed) {
+  while (!done()) {
+    if (!entered_) BRAID_RETURN_IF_ERROR(enterStep());
+    const Step& step = schedule_->steps[step_];
+    // Pump each connector this step waits on once per call.
+    for (size_t i = 0; i < step.actions.size(); ++i) {
+      if (!started_[i] || requests_[i].done) continue;
+      const Action& a = step.actions[i];
+      bool seenBefore = false;
+      for (size_t j = 0; j < i; ++j) {
+        seenBefore |= started_[j] && !requests_[j].done && step.actions[j].peer == a.peer;
+      }
+      if (!seenBefore) {
+        Status s = transport_->connector(a.peer)->progress(progressed);
+        if (!s.isOk()) return s;
+      }
+    }
+    bool allDone = true;
+    for (size_t i = 0; i < step.actions.size(); ++i) {
+      if (!started_[i]) {
+        int after = step.actions[i].after;
+        if (requests_[after].done) {
+          BRAID_RETURN_IF_ERROR(start(i));
+          *progressed = true;
+        }
+      }
+      allDone &= started_[i] && requests_[i].done;
+    }
+    if (!allDone) return Status::ok();
+    ++step_;
+    entered_ = false;
+    *progressed = true;
+  }
+  return Status::ok();
+}
+
+std::string ScheduleRunner::describePending() const {
+  if (done()) return "nothing";
+  std::string out = schedule_->algorithm + " step " + std::to_string(step_ + 1) + "/" +
+                    std::to_string(schedule_->steps.size());
+  const Step& step = schedule_->steps[step_];
+  for (size_t i = 0; i < step.actions.size() && i < requests_.size(); ++i) {
+    const Action& a = step.actions[i];
+    if (requests_[i].done || a.peer < 0) continue;
+    out += a.kind == ActionKind::kSend ? ", send to rank " : ", recv from rank ";
+    out += std::to_string(a.peer) + " (" + std::to_string(requests_[i].completed) + "/" +
+           std::to_string(requests_[i].bytes) + " bytes)";
+  }
+  return out;
+}
+
+}  // namespace braid::coll

@@ -1,0 +1,65 @@
+// The host executor: runs one rank's Schedule over a Transport.
+//
+// The runner walks the schedule step by step. Entering a step posts every
+// action that has no `after` dependency (transfers go to their peer's
+// connector in action order, which keeps the FIFO matching rule); local
+// copies and divisions run at once. progress() pumps the connectors this
+// step waits on and starts dependent actions as their predecessors finish.
+// Nothing here blocks: the caller (the group engine) owns waiting, deadlines
+// and aborts, so one thread can drive many runners on many communicators.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/host/reduce.h"
+#include "collectives/schedule.h"
+#include "core/status.h"
+#include "transports/connector.h"
+
+namespace braid::coll {
+
+/// The memory a schedule's BufferIds stand for, with sizes for bounds checks.
+struct Buffers {
+  const uint8_t* send = nullptr;
+  uint8_t* recv = nullptr;
+  uint8_t* scratch = nullptr;
+  size_t sendBytes = 0, recvBytes = 0, scratchBytes = 0;
+};
+
+class ScheduleRunner {
+ public:
+  /// `transport` may be null only when the schedule has no transfers.
+  /// The transport, buffers and schedule must outlive the runner.
+  ScheduleRunner(transport::Transport* transport, const Schedule* schedule, Buffers buffers,
+                 braidDataType_t type, braidRedOp_t op, int nranks);
+
+  /// Moves what can move now. *progressed is set when anything moved.
+  Status progress(bool* progressed);
+
+  bool done() const { return step_ >= schedule_->steps.size(); }
+
+  /// What the current step is waiting for, for timeout messages.
+  std::string describePending() const;
+
+ private:
+  Status enterStep();
+  Status start(size_t index);
+  Result<uint8_t*> resolve(const Span& span, bool writable) const;
+
+  transport::Transport* const transport_;  // owned by the communicator, outlives every op
+  const Schedule* const schedule_;         // owned by the caller's op, outlives the runner
+  const Buffers buffers_;
+  const size_t elemSize_;
+  const ReduceFn reduce_;
+  const DivideFn divide_;
+  const int nranks_;
+
+  size_t step_ = 0;
+  bool entered_ = false;
+  std::vector<transport::Request> requests_;  // one per action of the current step
+  std::vector<uint8_t> started_;
+};
+
+}  // namespace braid::coll

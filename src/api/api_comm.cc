@@ -1,0 +1,221 @@
+// Communicator lifecycle: unique ids, init (by id, all-in-process, from the
+// launcher's environment), split, finalize, destroy, abort and queries.
+#include <arpa/inet.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "api/guard.h"
+#include "bootstrap/launch_env.h"
+#include "bootstrap/root_server.h"
+#include "core/config.h"
+
+using braid::Comm;
+using braid::Result;
+using braid::Status;
+using braid::api::guard;
+using braid::api::toComm;
+using braid::api::toHandle;
+namespace bootstrap = braid::bootstrap;
+
+namespace {
+
+Status checkOut(const void* out, const char* api, const char* name) {
+  if (out == nullptr) return braid::invalidArgument(std::string(api) + ": " + name + " is NULL");
+  return Status::ok();
+}
+
+Status checkComm(braidComm_t comm, const char* api) {
+  if (comm == nullptr) return braid::invalidArgument(std::string(api) + ": comm is NULL");
+  return Status::ok();
+}
+
+Status initRank(braidComm_t* out, int nranks, const bootstrap::UniqueId& id, int rank,
+                const std::string& tagPrefix) {
+  auto comm = Comm::create(id, nranks, rank, tagPrefix);
+  if (!comm.isOk()) return comm.status().withContext("rank " + std::to_string(rank) + " init");
+  *out = toHandle(comm->release());
+  return Status::ok();
+}
+
+Status checkRank(int nranks, int rank, const char* api) {
+  if (nranks <= 0) {
+    return braid::invalidArgument(std::string(api) + ": nranks " + std::to_string(nranks) +
+                                  " must be positive");
+  }
+  if (rank < 0 || rank >= nranks) {
+    return braid::invalidArgument(std::string(api) + ": rank " + std::to_string(rank) +
+                                  " is out of range for nranks " + std::to_string(nranks));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+braidResult_t braidGetUniqueId(braidUniqueId* uniqueId) {
+  return guard(nullptr, [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkOut(uniqueId, "braidGetUniqueId", "uniqueId"));
+    BRAID_ASSIGN_OR_RETURN(braid::Config config, braid::Config::fromEnv());
+    BRAID_ASSIGN_OR_RETURN(bootstrap::UniqueId id,
+                           bootstrap::createUniqueId(config.socketIfname, config.timeoutSeconds));
+    id.writeTo(uniqueId);
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommInitRank(braidComm_t* comm, int nranks, braidUniqueId commId, int rank) {
+  return guard(nullptr, [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkOut(comm, "braidCommInitRank", "comm"));
+    *comm = nullptr;
+    BRAID_RETURN_IF_ERROR(checkRank(nranks, rank, "braidCommInitRank"));
+    auto id = bootstrap::UniqueId::readFrom(commId);
+    if (!id.isOk()) return id.status().withContext("braidCommInitRank");
+    const char* tag = std::getenv("BRAID_JOB_TAG");
+    return initRank(comm, nranks, *id, rank, tag ? tag : "");
+  });
+}
+
+braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist) {
+  return guard(nullptr, [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkOut(comms, "braidCommInitAll", "comms"));
+    if (ndev <= 0) {
+      return braid::invalidArgument("braidCommInitAll: ndev " + std::to_string(ndev) +
+                                    " must be positive");
+    }
+    if (devlist != nullptr) {
+      return braid::invalidUsage("braidCommInitAll: devlist names CUDA devices, which this build "
+                                 "does not drive yet; pass NULL for host ranks");
+    }
+    BRAID_ASSIGN_OR_RETURN(braid::Config config, braid::Config::fromEnv());
+    BRAID_ASSIGN_OR_RETURN(bootstrap::UniqueId id,
+                           bootstrap::createUniqueId(config.socketIfname, config.timeoutSeconds));
+    std::vector<Status> results(ndev);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ndev; ++r) {
+      comms[r] = nullptr;
+      threads.emplace_back([&, r] { results[r] = initRank(&comms[r], ndev, id, r, ""); });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < ndev; ++r) {
+      if (results[r].isOk()) continue;
+      for (int k = 0; k < ndev; ++k) {
+        delete toComm(comms[k]);
+        comms[k] = nullptr;
+      }
+      return results[r].withContext("braidCommInitAll");
+    }
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommInitFromEnv(braidComm_t* comm) {
+  return guard(nullptr, [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkOut(comm, "braidCommInitFromEnv", "comm"));
+    *comm = nullptr;
+    auto launch = bootstrap::launchInfoFromEnv();
+    if (!launch.isOk()) return launch.status().withContext("braidCommInitFromEnv");
+    bootstrap::UniqueId id;
+    std::memcpy(id.secret, launch->secret, sizeof(id.secret));
+    BRAID_ASSIGN_OR_RETURN(bootstrap::SockAddr root,
+                           bootstrap::resolve(launch->rootHost, launch->rootPort));
+    id.root = bootstrap::WireAddr::from(root);
+    if (launch->rank == 0) {
+      BRAID_ASSIGN_OR_RETURN(braid::Config config, braid::Config::fromEnv());
+      // Rank 0 hosts the root; listen on every interface so any route to it works.
+      bootstrap::SockAddr any = root;
+      if (any.storage.ss_family == AF_INET) {
+        reinterpret_cast<sockaddr_in*>(&any.storage)->sin_addr.s_addr = htonl(INADDR_ANY);
+      } else {
+        reinterpret_cast<sockaddr_in6*>(&any.storage)->sin6_addr = in6addr_any;
+      }
+      Status s = bootstrap::startRootServer(any, id.secret, config.timeoutSeconds, nullptr);
+      if (!s.isOk()) {
+        return s.withContext("braidCommInitFromEnv: rank 0 cannot host the bootstrap root at " +
+                             root.toString() + " (" + launch->launcher + ")");
+      }
+    }
+    return initRank(comm, launch->nranks, id, launch->rank, launch->tagPrefix);
+  });
+}
+
+braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* newcomm) {
+  return guard(toComm(comm), [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommSplit"));
+    BRAID_RETURN_IF_ERROR(checkOut(newcomm, "braidCommSplit", "newcomm"));
+    *newcomm = nullptr;
+    if (color < 0 && color != BRAID_SPLIT_NOCOLOR) {
+      return braid::invalidArgument("braidCommSplit: color " + std::to_string(color) +
+                                    " must be >= 0 or BRAID_SPLIT_NOCOLOR");
+    }
+    BRAID_RETURN_IF_ERROR(toComm(comm)->health());
+    auto split = toComm(comm)->split(color, key);
+    if (!split.isOk()) return split.status().withContext("braidCommSplit");
+    *newcomm = toHandle(split->release());
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommFinalize(braidComm_t comm) {
+  // Host operations complete before their calls return: nothing is outstanding.
+  return guard(toComm(comm), [&]() -> Status { return checkComm(comm, "braidCommFinalize"); });
+}
+
+braidResult_t braidCommDestroy(braidComm_t comm) {
+  return guard(nullptr, [&]() -> Status {
+    delete toComm(comm);
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommAbort(braidComm_t comm) {
+  return guard(nullptr, [&]() -> Status {
+    if (comm == nullptr) return Status::ok();
+    toComm(comm)->requestAbort();
+    toComm(comm)->drain();
+    delete toComm(comm);
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* asyncError) {
+  return guard(toComm(comm), [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommGetAsyncError"));
+    BRAID_RETURN_IF_ERROR(checkOut(asyncError, "braidCommGetAsyncError", "asyncError"));
+    *asyncError = toComm(comm)->health().code();
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommCount(braidComm_t comm, int* count) {
+  return guard(toComm(comm), [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommCount"));
+    BRAID_RETURN_IF_ERROR(checkOut(count, "braidCommCount", "count"));
+    *count = toComm(comm)->nranks();
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommUserRank(braidComm_t comm, int* rank) {
+  return guard(toComm(comm), [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommUserRank"));
+    BRAID_RETURN_IF_ERROR(checkOut(rank, "braidCommUserRank", "rank"));
+    *rank = toComm(comm)->rank();
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommCuDevice(braidComm_t comm, int* device) {
+  return guard(toComm(comm), [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommCuDevice"));
+    BRAID_RETURN_IF_ERROR(checkOut(device, "braidCommCuDevice", "device"));
+    *device = -1;  // host-only communicators until the CUDA path lands
+    return Status::ok();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,59 @@
+// Version, result strings and last-error reporting.
+#include <string>
+
+#include "api/guard.h"
+#include "core/log.h"
+
+namespace braid::api {
+namespace {
+thread_local std::string threadLastError;
+thread_local std::string returnedError;  // keeps braidGetLastError's pointer valid
+}  // namespace
+
+braidResult_t record(Comm* comm, const Status& status) {
+  std::string message = status.message();
+  if (status.peer() >= 0 && message.find("rank " + std::to_string(status.peer())) == std::string::npos) {
+    message += " (peer rank " + std::to_string(status.peer()) + ")";
+  }
+  threadLastError = message;
+  if (comm != nullptr) comm->setLastError(message);
+  BRAID_INFO("%s: %s", braidGetErrorString(status.code()), message.c_str());
+  return status.code();
+}
+
+}  // namespace braid::api
+
+using braid::api::guard;
+
+extern "C" {
+
+braidResult_t braidGetVersion(int* version) {
+  return guard(nullptr, [&] {
+    if (version == nullptr) return braid::invalidArgument("braidGetVersion: version is NULL");
+    *version = BRAID_VERSION_CODE;
+    return braid::Status::ok();
+  });
+}
+
+const char* braidGetErrorString(braidResult_t result) {
+  switch (result) {
+    case braidSuccess: return "no error";
+    case braidUnhandledCudaError: return "unhandled cuda error";
+    case braidSystemError: return "unhandled system error";
+    case braidInternalError: return "internal error";
+    case braidInvalidArgument: return "invalid argument";
+    case braidInvalidUsage: return "invalid usage";
+    case braidRemoteError: return "remote process exited or there was a network error";
+    case braidInProgress: return "operation in progress";
+    case braidTimeout: return "operation timed out";
+    default: return "unknown result code";
+  }
+}
+
+const char* braidGetLastError(braidComm_t comm) {
+  using namespace braid::api;
+  returnedError = comm != nullptr ? toComm(comm)->lastError() : threadLastError;
+  return returnedError.c_str();
+}
+
+}  // extern "C"

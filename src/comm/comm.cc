@@ -1,0 +1,192 @@
+#include "comm/comm.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "bootstrap/root_server.h"
+#include "bootstrap/tcp_bootstrap.h"
+#include "core/log.h"
+#include "transports/shm/shm_transport.h"
+#include "transports/socket/socket_transport.h"
+
+namespace braid {
+namespace {
+
+// Identifies the machine (and its boot), so ranks can tell who shares memory.
+uint64_t hostIdentity() {
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  std::string text = host;
+  std::ifstream bootId("/proc/sys/kernel/random/boot_id");
+  std::string boot;
+  if (bootId >> boot) text += boot;
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// The settings that shape schedules and wire formats; every rank must use the
+// same, so rank 0's win (a rank whose environment differs gets a warning).
+struct SharedSettings {
+  uint64_t host = 0;
+  uint64_t chunkBytes = 0;
+  uint64_t shmSlotBytes = 0;
+  int32_t shmSlots = 0;
+  int32_t socketStreams = 0;
+  char transport[16] = {};
+  char algorithm[16] = {};
+};
+
+void copyName(char (&out)[16], const std::string& in) {
+  std::snprintf(out, sizeof(out), "%s", in.c_str());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nranks, int rank,
+                                           const std::string& tagPrefix) {
+  BRAID_ASSIGN_OR_RETURN(Config config, Config::fromEnv());
+  std::unique_ptr<Comm> comm(new Comm(rank, nranks, std::move(config)));
+  comm->tagPrefix_ = tagPrefix;
+  setLogRank(rank);
+  BRAID_ASSIGN_OR_RETURN(comm->bootstrap_,
+                         bootstrap::TcpBootstrap::join(id, rank, nranks,
+                                                       comm->config_.timeoutSeconds, tagPrefix));
+  BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
+  BRAID_RETURN_IF_ERROR(comm->connectTransport());
+  BRAID_INFO("rank %d of %d ready (transport %s)", rank, nranks,
+             comm->transport_ ? comm->transport_->name() : "none");
+  return comm;
+}
+
+Comm::~Comm() = default;
+
+Status Comm::agreeOnConfig() {
+  std::vector<SharedSettings> all(nranks_);
+  SharedSettings& mine = all[rank_];
+  mine.host = hostIdentity();
+  mine.chunkBytes = config_.chunkBytes;
+  mine.shmSlotBytes = config_.shmSlotBytes;
+  mine.shmSlots = config_.shmSlots;
+  mine.socketStreams = config_.socketStreams;
+  copyName(mine.transport, config_.transport);
+  copyName(mine.algorithm, config_.algorithm);
+  BRAID_RETURN_IF_ERROR(bootstrap_->allGather(all.data(), sizeof(SharedSettings)));
+
+  const SharedSettings& root = all[0];
+  if (rank_ != 0 && (std::memcmp(&root.chunkBytes, &mine.chunkBytes,
+                                 sizeof(SharedSettings) - offsetof(SharedSettings, chunkBytes)) != 0)) {
+    BRAID_WARN("rank %d: BRAID_* settings differ from rank 0's; using rank 0's", rank_);
+  }
+  config_.chunkBytes = root.chunkBytes;
+  config_.shmSlotBytes = root.shmSlotBytes;
+  config_.shmSlots = root.shmSlots;
+  config_.socketStreams = root.socketStreams;
+  config_.transport = root.transport;
+  config_.algorithm = root.algorithm;
+
+  bool oneHost = std::all_of(all.begin(), all.end(),
+                             [&](const SharedSettings& s) { return s.host == root.host; });
+  if (config_.transport.empty()) {
+    config_.transport = oneHost ? "shm" : "socket";
+  } else if (config_.transport == "shm" && !oneHost) {
+    return invalidUsage("BRAID_TRANSPORT=shm, but the ranks run on more than one host");
+  }
+  return Status::ok();
+}
+
+Status Comm::connectTransport() {
+  if (nranks_ == 1) return Status::ok();
+  if (config_.transport == "shm") {
+    BRAID_ASSIGN_OR_RETURN(transport_, transport::createShmTransport(*bootstrap_, config_));
+  } else {
+    BRAID_ASSIGN_OR_RETURN(transport_, transport::createSocketTransport(*bootstrap_, config_));
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
+  struct Entry {
+    int32_t color, key, rank;
+  };
+  std::vector<Entry> entries(nranks_);
+  entries[rank_] = {color, key, rank_};
+  BRAID_RETURN_IF_ERROR(bootstrap_->allGather(entries.data(), sizeof(Entry)));
+
+  std::vector<Entry> group;
+  for (const Entry& e : entries) {
+    if (color != BRAID_SPLIT_NOCOLOR && e.color == color) group.push_back(e);
+  }
+  std::stable_sort(group.begin(), group.end(), [](const Entry& a, const Entry& b) {
+    return a.key != b.key ? a.key < b.key : a.rank < b.rank;
+  });
+  int newRank = -1;
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (group[i].rank == rank_) newRank = static_cast<int>(i);
+  }
+
+  // Each group's first rank starts a root; everyone learns the ids in one exchange.
+  std::vector<braidUniqueId> ids(nranks_);
+  std::memset(ids.data(), 0, ids.size() * sizeof(braidUniqueId));
+  Status leaderStatus;
+  if (newRank == 0) {
+    auto id = bootstrap::createUniqueId(config_.socketIfname, config_.timeoutSeconds);
+    if (id.isOk()) id->writeTo(&ids[rank_]);
+    leaderStatus = id.status();
+  }
+  BRAID_RETURN_IF_ERROR(bootstrap_->allGather(ids.data(), sizeof(braidUniqueId)));
+  BRAID_RETURN_IF_ERROR(leaderStatus);
+  if (color == BRAID_SPLIT_NOCOLOR) return std::unique_ptr<Comm>();
+
+  BRAID_ASSIGN_OR_RETURN(bootstrap::UniqueId id, bootstrap::UniqueId::readFrom(ids[group[0].rank]));
+  return Comm::create(id, static_cast<int>(group.size()), newRank, tagPrefix_);
+}
+
+Status Comm::health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+void Comm::fail(const Status& error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error_.isOk()) return;
+    error_ = error;
+  }
+  BRAID_WARN("communicator failed: %s", error.message().c_str());
+  if (transport_) transport_->abort(error);
+}
+
+void Comm::requestAbort() {
+  abortRequested_.store(true);
+  if (transport_) transport_->abort(Status(braidRemoteError, "braidCommAbort was called"));
+}
+
+std::string Comm::lastError() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lastError_;
+}
+
+void Comm::setLastError(const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lastError_ = message;
+}
+
+uint8_t* Comm::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
+}
+
+void Comm::drain() {
+  // Calls in flight see abortRequested() within one wait slice (milliseconds).
+  for (int i = 0; i < 10000 && active_.load() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace braid

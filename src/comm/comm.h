@@ -1,0 +1,84 @@
+// The communicator: one rank's membership in a group of ranks.
+//
+// A Comm owns its bootstrap network and its transport (connections to every
+// peer). It is created by joining through a unique id, holds the config the
+// ranks agreed on, and carries the sticky error that turns a failure on one
+// rank into an error on every later call (and, through Transport::abort, on
+// every peer).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/unique_id.h"
+#include "core/config.h"
+#include "core/status.h"
+#include "transports/connector.h"
+
+namespace braid {
+
+class Comm {
+ public:
+  /// Joins the communicator of `id` as `rank` of `nranks` (collective over all ranks).
+  static Result<std::unique_ptr<Comm>> create(const bootstrap::UniqueId& id, int nranks, int rank,
+                                              const std::string& tagPrefix);
+  ~Comm();
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const Config& config() const { return config_; }
+  /// The transport to the peers; null for a single-rank communicator.
+  transport::Transport* transport() { return transport_.get(); }
+  transport::Bootstrap& bootstrap() { return *bootstrap_; }
+
+  /// Collective: the communicator of this rank's color, or null for BRAID_SPLIT_NOCOLOR.
+  Result<std::unique_ptr<Comm>> split(int color, int key);
+
+  /// Ok while healthy; otherwise the error that broke the communicator.
+  Status health() const;
+  /// Records `error` as sticky and tells every peer (their waits fail naming this rank).
+  void fail(const Status& error);
+  /// Asks every operation in flight on this communicator to stop; any thread.
+  void requestAbort();
+  bool abortRequested() const { return abortRequested_.load(std::memory_order_relaxed); }
+
+  /// The last error message on this communicator (empty when none).
+  std::string lastError() const;
+  void setLastError(const std::string& message);
+
+  /// Scratch memory of at least `bytes`, reused across operations (ops on one
+  /// communicator run one at a time, so one buffer serves them all).
+  uint8_t* scratch(size_t bytes);
+
+  /// Counts calls in flight, so destruction can wait for them to leave.
+  void enter() { active_.fetch_add(1); }
+  void leave() { active_.fetch_sub(1); }
+  /// Waits (bounded) until no call is in flight.
+  void drain();
+
+ private:
+  Comm(int rank, int nranks, Config config) : rank_(rank), nranks_(nranks), config_(std::move(config)) {}
+  Status agreeOnConfig();
+  Status connectTransport();
+
+  const int rank_;
+  const int nranks_;
+  Config config_;
+  std::unique_ptr<transport::Bootstrap> bootstrap_;
+  std::unique_ptr<transport::Transport> transport_;
+  std::string tagPrefix_;
+  std::atomic<bool> abortRequested_{false};
+  std::atomic<int> active_{0};
+
+  mutable std::mutex mu_;  // guards error_ and lastError_
+  Status error_;
+  std::string lastError_;
+
+  std::vector<uint8_t> scratch_;
+};
+
+}  // namespace braid

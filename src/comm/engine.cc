@@ -1,0 +1,280 @@
+#include "comm/engine.h"
+
+#include <sched.h>
+
+#include <memory>
+
+#include "collectives/algorithm.h"
+#include "collectives/host/schedule_runner.h"
+#include "comm/comm.h"
+#include "core/log.h"
+#include "core/types.h"
+
+namespace braid {
+namespace {
+
+using coll::ScheduleRunner;
+
+// What one communicator is running now: one collective, or a batch of sends/recvs.
+struct Stage {
+  std::vector<coll::Schedule> schedules;  // reserved up front: runners point into it
+  std::vector<std::unique_ptr<ScheduleRunner>> runners;
+};
+
+coll::CollArgs collArgs(const Op& op) {
+  const Comm& comm = *op.comm;
+  coll::CollArgs a;
+  a.kind = op.coll;
+  a.count = op.count;
+  a.type = op.type;
+  a.op = op.op;
+  a.root = op.root;
+  a.rank = comm.rank();
+  a.nranks = comm.nranks();
+  a.inPlace = isInPlace(op);
+  a.chunkBytes = comm.config().chunkBytes;
+  a.sendCounts = op.sendCounts;
+  a.sendDispls = op.sendDispls;
+  a.recvCounts = op.recvCounts;
+  a.recvDispls = op.recvDispls;
+  return a;
+}
+
+// Nothing to move: zero-count collectives (but a barrier always synchronises).
+bool isEmpty(const Op& op) {
+  if (op.coll == coll::CollKind::kBarrier) return op.comm->nranks() == 1;
+  if (op.coll == coll::CollKind::kAllToAllv) {
+    for (size_t i = 0; i < op.sendCounts.size(); ++i) {
+      if (op.sendCounts[i] || op.recvCounts[i]) return false;
+    }
+    return true;
+  }
+  return op.count == 0;
+}
+
+class CommWork {
+ public:
+  explicit CommWork(Comm* comm) : comm_(comm) {}
+  Comm* comm() const { return comm_; }
+  void add(const Op* op) { ops_.push_back(op); }
+  bool done() const { return next_ >= ops_.size() && stage_ == nullptr; }
+
+  Status advance(bool* progressed) {
+    while (!done()) {
+      if (stage_ == nullptr) {
+        BRAID_RETURN_IF_ERROR(buildStage());
+        *progressed = true;
+        if (stage_ == nullptr) continue;  // an empty op completed at once
+      }
+      bool stageDone = true;
+      for (auto& r : stage_->runners) {
+        BRAID_RETURN_IF_ERROR(r->progress(progressed));
+        stageDone &= r->done();
+      }
+      if (!stageDone) return Status::ok();
+      stage_.reset();
+    }
+    return Status::ok();
+  }
+
+  std::string describePending() const {
+    if (stage_ == nullptr) return "nothing";
+    for (auto& r : stage_->runners) {
+      if (!r->done()) return r->describePending();
+    }
+    return "nothing";
+  }
+
+  const char* currentApi() const {
+    size_t i = next_ > 0 ? next_ - 1 : 0;
+    return i < ops_.size() ? ops_[i]->apiName : "";
+  }
+
+ private:
+  Status buildStage() {
+    const Op& first = *ops_[next_];
+    if (first.kind == OpKind::kCollective) {
+      ++next_;
+      if (isEmpty(first)) return Status::ok();
+      return buildCollective(first);
+    }
+    size_t end = next_;
+    while (end < ops_.size() && ops_[end]->kind != OpKind::kCollective) ++end;
+    Status s = buildPointToPoint(next_, end);
+    next_ = end;
+    return s;
+  }
+
+  Status buildCollective(const Op& op) {
+    auto stage = std::make_unique<Stage>();
+    BRAID_ASSIGN_OR_RETURN(coll::Schedule schedule,
+                           coll::buildSchedule(collArgs(op), comm_->config().algorithm));
+    stage->schedules.push_back(std::move(schedule));
+    coll::Buffers b;
+    b.send = static_cast<const uint8_t*>(op.send);
+    b.recv = static_cast<uint8_t*>(op.recv);
+    b.sendBytes = sendBufferBytes(op);
+    b.recvBytes = recvBufferBytes(op);
+    b.scratchBytes = stage->schedules[0].scratchBytes;
+    b.scratch = b.scratchBytes ? comm_->scratch(b.scratchBytes) : nullptr;
+    stage->runners.push_back(std::make_unique<ScheduleRunner>(
+        comm_->transport(), &stage->schedules[0], b, op.type, op.op, comm_->nranks()));
+    BRAID_TRACE("%s: %zu elements, %s, %zu steps", op.apiName, op.count,
+                stage->schedules[0].algorithm.c_str(), stage->schedules[0].steps.size());
+    stage_ = std::move(stage);
+    return Status::ok();
+  }
+
+  // Sends and receives between ops_[begin, end): one runner each, posted in
+  // call order; sends to self are matched with receives from self here.
+  Status buildPointToPoint(size_t begin, size_t end) {
+    auto stage = std::make_unique<Stage>();
+    stage->schedules.reserve(end - begin);
+    std::vector<const Op*> selfSends, selfRecvs;
+    for (size_t i = begin; i < end; ++i) {
+      const Op& op = *ops_[i];
+      if (op.peer == comm_->rank()) {
+        (op.kind == OpKind::kSend ? selfSends : selfRecvs).push_back(&op);
+        continue;
+      }
+      const size_t bytes = op.count * typeSize(op.type);
+      coll::Action a;
+      a.peer = op.peer;
+      a.kind = op.kind == OpKind::kSend ? coll::ActionKind::kSend : coll::ActionKind::kRecv;
+      (op.kind == OpKind::kSend ? a.src : a.dst) = {
+          op.kind == OpKind::kSend ? coll::BufferId::kSend : coll::BufferId::kRecv, 0, bytes};
+      coll::Schedule s;
+      s.algorithm = op.kind == OpKind::kSend ? "send" : "recv";
+      s.steps.push_back(coll::Step{{a}});
+      stage->schedules.push_back(std::move(s));
+      coll::Buffers b;
+      b.send = static_cast<const uint8_t*>(op.send);
+      b.recv = static_cast<uint8_t*>(op.recv);
+      b.sendBytes = op.kind == OpKind::kSend ? bytes : 0;
+      b.recvBytes = op.kind == OpKind::kRecv ? bytes : 0;
+      stage->runners.push_back(std::make_unique<ScheduleRunner>(
+          comm_->transport(), &stage->schedules.back(), b, op.type, op.op, comm_->nranks()));
+    }
+    BRAID_RETURN_IF_ERROR(matchSelf(selfSends, selfRecvs));
+    if (!stage->runners.empty()) stage_ = std::move(stage);
+    return Status::ok();
+  }
+
+  Status matchSelf(const std::vector<const Op*>& sends, const std::vector<const Op*>& recvs) {
+    if (sends.size() != recvs.size()) {
+      return invalidUsage("rank " + std::to_string(comm_->rank()) + " has " +
+                          std::to_string(sends.size()) + " sends to itself but " +
+                          std::to_string(recvs.size()) + " receives from itself in one group");
+    }
+    for (size_t i = 0; i < sends.size(); ++i) {
+      size_t sb = sends[i]->count * typeSize(sends[i]->type);
+      size_t rb = recvs[i]->count * typeSize(recvs[i]->type);
+      if (sb != rb) {
+        return invalidUsage("a send to self of " + std::to_string(sb) +
+                            " bytes meets a receive of " + std::to_string(rb) + " bytes");
+      }
+      if (sb > 0 && sends[i]->send != recvs[i]->recv) std::memmove(recvs[i]->recv, sends[i]->send, sb);
+    }
+    return Status::ok();
+  }
+
+  Comm* const comm_;  // owned by the application, which may not destroy it mid-call
+  std::vector<const Op*> ops_;
+  size_t next_ = 0;
+  std::unique_ptr<Stage> stage_;
+};
+
+// Pauses the CPU briefly inside a spin loop.
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+Status failAll(std::vector<CommWork>& works, const Status& error) {
+  for (auto& w : works) w.comm()->fail(error);
+  return error;
+}
+
+Status waitLoop(std::vector<CommWork>& works) {
+  double timeout = works[0].comm()->config().timeoutSeconds;
+  int spinLimit = works[0].comm()->config().spinIterations;
+  for (auto& w : works) {
+    timeout = std::min(timeout, w.comm()->config().timeoutSeconds);
+  }
+  Deadline deadline = Deadline::in(timeout);
+  int idle = 0;
+  while (true) {
+    bool progressed = false, allDone = true;
+    for (auto& w : works) {
+      if (w.done()) continue;
+      Status s = w.advance(&progressed);
+      if (!s.isOk()) {
+        return failAll(works, s.withContext(std::string(w.currentApi()) + " on rank " +
+                                            std::to_string(w.comm()->rank())));
+      }
+      allDone &= w.done();
+    }
+    if (allDone) return Status::ok();
+    if (progressed) {
+      idle = 0;
+      deadline = Deadline::in(timeout);
+      continue;
+    }
+    CommWork* waiting = nullptr;
+    for (auto& w : works) {
+      if (w.done()) continue;
+      if (w.comm()->abortRequested()) {
+        return failAll(works, Status(braidRemoteError, "braidCommAbort was called on rank " +
+                                                           std::to_string(w.comm()->rank())));
+      }
+      if (waiting == nullptr) waiting = &w;
+    }
+    if (deadline.expired()) {
+      char secs[32];
+      std::snprintf(secs, sizeof(secs), "%g", timeout);
+      return failAll(works, timeoutError(std::string(waiting->currentApi()) + " on rank " +
+                                         std::to_string(waiting->comm()->rank()) +
+                                         ": no progress for " + secs +
+                                         " s (BRAID_TIMEOUT) in " + waiting->describePending()));
+    }
+    ++idle;
+    if (idle < spinLimit) {
+      cpuRelax();
+    } else if (idle < spinLimit + 16) {
+      sched_yield();  // oversubscribed cores: let the peer we wait for run
+    } else {
+      // Sleep in the transport; with several communicators, only briefly,
+      // since one transport cannot hear another's peers.
+      int maxWaitMs = works.size() == 1 ? 100 : 1;
+      Status s = waiting->comm()->transport()->waitForActivity(deadline, maxWaitMs);
+      if (!s.isOk()) {
+        return failAll(works, s.withContext(std::string(waiting->currentApi()) + " on rank " +
+                                            std::to_string(waiting->comm()->rank())));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status runOps(const std::vector<Op>& ops) {
+  std::vector<CommWork> works;
+  for (const Op& op : ops) {
+    CommWork* w = nullptr;
+    for (auto& existing : works) {
+      if (existing.comm() == op.comm) w = &existing;
+    }
+    if (w == nullptr) w = &works.emplace_back(op.comm);
+    w->add(&op);
+  }
+  for (auto& w : works) {
+    BRAID_RETURN_IF_ERROR(w.comm()->health());
+    w.comm()->enter();
+  }
+  Status s = waitLoop(works);
+  for (auto& w : works) w.comm()->leave();
+  return s;
+}
+
+}  // namespace braid

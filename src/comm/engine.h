@@ -1,0 +1,23 @@
+// The engine runs queued ops to completion: one call, or one whole group.
+//
+// Ops are grouped by communicator. On one communicator they run in call
+// order — a collective alone, consecutive sends/recvs together as one batch
+// (so pairs inside a group never deadlock) — while different communicators
+// progress side by side in the same loop (braidCommInitAll driven from one
+// thread). Waiting spins briefly, yields, then sleeps in the transport; the
+// deadline (BRAID_TIMEOUT) counts from the last progress, so a long but
+// moving collective never times out and a stuck one always does.
+#pragma once
+
+#include <vector>
+
+#include "comm/op.h"
+#include "core/status.h"
+
+namespace braid {
+
+/// Runs `ops` (validated) to completion. On failure every communicator
+/// involved is marked failed and its peers are told.
+Status runOps(const std::vector<Op>& ops);
+
+}  // namespace braid

@@ -1,0 +1,46 @@
+#include "comm/group.h"
+
+#include <vector>
+
+#include "comm/comm.h"
+#include "comm/engine.h"
+
+namespace braid {
+namespace {
+
+struct GroupState {
+  int depth = 0;
+  std::vector<Op> ops;
+  Status error;  // the first error raised inside the group; fails groupEnd
+};
+
+thread_local GroupState group;
+
+}  // namespace
+
+Status submit(Op op) {
+  if (group.depth > 0) {
+    group.ops.push_back(std::move(op));
+    return Status::ok();
+  }
+  std::vector<Op> one;
+  one.push_back(std::move(op));
+  return runOps(one);
+}
+
+Status groupStart() {
+  ++group.depth;
+  return Status::ok();
+}
+
+Status groupEnd() {
+  if (group.depth == 0) {
+    return invalidUsage("braidGroupEnd called without a matching braidGroupStart");
+  }
+  if (--group.depth > 0) return Status::ok();
+  std::vector<Op> ops = std::move(group.ops);
+  group.ops.clear();
+  return runOps(ops);
+}
+
+}  // namespace braid

@@ -1,0 +1,42 @@
+// One call of the C API, as queued for execution: a collective or a send/recv.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "braid.h"
+#include "collectives/schedule.h"
+#include "core/status.h"
+
+namespace braid {
+
+class Comm;
+
+enum class OpKind { kCollective, kSend, kRecv };
+
+struct Op {
+  OpKind kind = OpKind::kCollective;
+  coll::CollKind coll = coll::CollKind::kAllReduce;  // for kCollective
+  const char* apiName = "";                           // "braidAllReduce", for messages
+  Comm* comm = nullptr;  // owned by the application; valid until the op completes
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  braidDataType_t type = braidUint8;
+  braidRedOp_t op = braidSum;
+  int root = 0;
+  int peer = -1;  // kSend / kRecv
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;  // AllToAllv
+};
+
+/// Checks `op` against its communicator; errors name the argument at fault.
+Status validate(const Op& op);
+
+/// Bytes of the send and receive buffers this rank's part of `op` touches.
+size_t sendBufferBytes(const Op& op);
+size_t recvBufferBytes(const Op& op);
+
+/// True when the buffers alias exactly as the C API's in-place form allows.
+bool isInPlace(const Op& op);
+
+}  // namespace braid

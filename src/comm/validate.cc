@@ -1,0 +1,151 @@
+// Argument checks: every bad argument becomes braidInvalidArgument with a
+// sentence that names it, before any byte moves.
+#include <cstdint>
+#include <string>
+
+#include "comm/comm.h"
+#include "comm/op.h"
+#include "core/types.h"
+
+namespace braid {
+namespace {
+
+using coll::CollKind;
+
+bool rootSends(const Op& op) { return op.coll == CollKind::kBroadcast || op.coll == CollKind::kScatter; }
+bool rootReceives(const Op& op) { return op.coll == CollKind::kReduce || op.coll == CollKind::kGather; }
+bool needsRoot(const Op& op) { return rootSends(op) || rootReceives(op); }
+bool reduces(const Op& op) {
+  return op.coll == CollKind::kAllReduce || op.coll == CollKind::kReduce ||
+         op.coll == CollKind::kReduceScatter;
+}
+
+Status bad(const Op& op, const std::string& what) {
+  return invalidArgument(std::string(op.apiName) + ": " + what);
+}
+
+// Partial overlap of send and recv is never meaningful; exact in-place forms are.
+bool overlapsBadly(const Op& op) {
+  auto s = reinterpret_cast<uintptr_t>(op.send);
+  auto r = reinterpret_cast<uintptr_t>(op.recv);
+  size_t sb = sendBufferBytes(op), rb = recvBufferBytes(op);
+  if (s == 0 || r == 0 || sb == 0 || rb == 0) return false;
+  bool overlap = s < r + rb && r < s + sb;
+  return overlap && !isInPlace(op);
+}
+
+}  // namespace
+
+size_t sendBufferBytes(const Op& op) {
+  const size_t elem = typeSize(op.type);
+  const size_t n = op.comm->nranks();
+  const size_t bytes = op.count * elem;
+  const bool isRoot = op.comm->rank() == op.root;
+  switch (op.kind) {
+    case OpKind::kSend: return bytes;
+    case OpKind::kRecv: return 0;
+    case OpKind::kCollective: break;
+  }
+  switch (op.coll) {
+    case CollKind::kBroadcast: return isRoot ? bytes : 0;
+    case CollKind::kScatter: return isRoot ? n * bytes : 0;
+    case CollKind::kReduceScatter:
+    case CollKind::kAllToAll: return n * bytes;
+    case CollKind::kAllToAllv: {
+      size_t end = 0;
+      for (size_t i = 0; i < op.sendCounts.size(); ++i) {
+        if (op.sendCounts[i] > 0) end = std::max(end, op.sendDispls[i] + op.sendCounts[i]);
+      }
+      return end * elem;
+    }
+    case CollKind::kBarrier: return 0;
+    default: return bytes;  // allreduce, reduce, allgather, gather
+  }
+}
+
+size_t recvBufferBytes(const Op& op) {
+  const size_t elem = typeSize(op.type);
+  const size_t n = op.comm->nranks();
+  const size_t bytes = op.count * elem;
+  const bool isRoot = op.comm->rank() == op.root;
+  switch (op.kind) {
+    case OpKind::kSend: return 0;
+    case OpKind::kRecv: return bytes;
+    case OpKind::kCollective: break;
+  }
+  switch (op.coll) {
+    case CollKind::kReduce: return isRoot ? bytes : 0;
+    case CollKind::kGather: return isRoot ? n * bytes : 0;
+    case CollKind::kAllGather:
+    case CollKind::kAllToAll: return n * bytes;
+    case CollKind::kAllToAllv: {
+      size_t end = 0;
+      for (size_t i = 0; i < op.recvCounts.size(); ++i) {
+        if (op.recvCounts[i] > 0) end = std::max(end, op.recvDispls[i] + op.recvCounts[i]);
+      }
+      return end * elem;
+    }
+    case CollKind::kBarrier: return 0;
+    default: return bytes;  // allreduce, broadcast, reducescatter, scatter
+  }
+}
+
+bool isInPlace(const Op& op) {
+  if (op.kind != OpKind::kCollective || op.send == nullptr || op.recv == nullptr) return false;
+  auto s = static_cast<const uint8_t*>(op.send);
+  auto r = static_cast<const uint8_t*>(op.recv);
+  const size_t slice = op.count * typeSize(op.type);
+  const int rank = op.comm->rank();
+  switch (op.coll) {
+    case CollKind::kAllGather: return s == r + rank * slice;
+    case CollKind::kReduceScatter: return r == s + rank * slice;
+    case CollKind::kGather: return rank == op.root && s == r + rank * slice;
+    case CollKind::kScatter: return rank == op.root && r == s + rank * slice;
+    default: return s == r;
+  }
+}
+
+Status validate(const Op& op) {
+  const Comm& comm = *op.comm;
+  const int n = comm.nranks();
+  if (!isValidType(op.type)) {
+    return bad(op, "datatype " + std::to_string(static_cast<int>(op.type)) +
+                       " is not a braidDataType_t (valid: 0.." +
+                       std::to_string(braidNumTypes - 1) + ")");
+  }
+  if (op.kind == OpKind::kCollective && reduces(op) && !isValidOp(op.op)) {
+    return bad(op, "op " + std::to_string(static_cast<int>(op.op)) +
+                       " is not a braidRedOp_t (valid: 0.." + std::to_string(braidNumOps - 1) +
+                       ")");
+  }
+  if (op.kind != OpKind::kCollective) {
+    if (op.peer < 0 || op.peer >= n) {
+      return bad(op, "peer " + std::to_string(op.peer) + " is out of range for a communicator of " +
+                         std::to_string(n) + " ranks");
+    }
+  } else if (needsRoot(op) && (op.root < 0 || op.root >= n)) {
+    return bad(op, "root " + std::to_string(op.root) + " is out of range for a communicator of " +
+                       std::to_string(n) + " ranks");
+  }
+  if (op.coll == CollKind::kAllToAllv && op.kind == OpKind::kCollective) {
+    if (op.sendCounts.empty() || op.recvCounts.empty()) {
+      return bad(op, "sendcounts, sdispls, recvcounts and rdispls must not be NULL");
+    }
+  }
+  const size_t limit = SIZE_MAX / 64 / static_cast<size_t>(n);
+  if (op.count > limit) return bad(op, "count " + std::to_string(op.count) + " is too large");
+  if (sendBufferBytes(op) > 0 && op.send == nullptr) {
+    return bad(op, "sendbuff is NULL but this rank sends " + std::to_string(sendBufferBytes(op)) +
+                       " bytes");
+  }
+  if (recvBufferBytes(op) > 0 && op.recv == nullptr) {
+    return bad(op, "recvbuff is NULL but this rank receives " +
+                       std::to_string(recvBufferBytes(op)) + " bytes");
+  }
+  if (op.kind == OpKind::kCollective && overlapsBadly(op)) {
+    return bad(op, "sendbuff and recvbuff overlap, but not in an in-place form");
+  }
+  return Status::ok();
+}
+
+}  // namespace braid

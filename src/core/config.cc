@@ -1,0 +1,103 @@
+#include "core/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace braid {
+namespace {
+
+// Parses an unsigned size with an optional K/M/G suffix (powers of 1024).
+bool parseBytes(const char* text, size_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || text[0] == '-') return false;
+  switch (*end) {
+    case 'k': case 'K': v <<= 10; ++end; break;
+    case 'm': case 'M': v <<= 20; ++end; break;
+    case 'g': case 'G': v <<= 30; ++end; break;
+    default: break;
+  }
+  if (*end == 'B' || *end == 'b') ++end;
+  if (*end != '\0') return false;
+  *out = static_cast<size_t>(v);
+  return true;
+}
+
+Status badValue(const char* var, const char* value, const char* expected) {
+  return invalidArgument(std::string(var) + "='" + value + "' is not " + expected);
+}
+
+Status readBytes(const char* var, size_t minimum, size_t* out) {
+  const char* v = std::getenv(var);
+  if (v == nullptr || *v == '\0') return Status::ok();
+  size_t parsed;
+  if (!parseBytes(v, &parsed) || parsed < minimum) {
+    return badValue(var, v, ("a byte count >= " + std::to_string(minimum)).c_str());
+  }
+  *out = parsed;
+  return Status::ok();
+}
+
+Status readInt(const char* var, int minimum, int maximum, int* out) {
+  const char* v = std::getenv(var);
+  if (v == nullptr || *v == '\0') return Status::ok();
+  char* end = nullptr;
+  errno = 0;
+  long parsed = std::strtol(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || parsed < minimum || parsed > maximum) {
+    return badValue(var, v,
+                    ("an integer in [" + std::to_string(minimum) + ", " +
+                     std::to_string(maximum) + "]").c_str());
+  }
+  *out = static_cast<int>(parsed);
+  return Status::ok();
+}
+
+Status readChoice(const char* var, std::initializer_list<const char*> choices, std::string* out) {
+  const char* v = std::getenv(var);
+  if (v == nullptr || *v == '\0') return Status::ok();
+  std::string expected = "one of";
+  for (const char* c : choices) {
+    if (std::strcmp(v, c) == 0) {
+      *out = v;
+      return Status::ok();
+    }
+    expected += std::string(" ") + c;
+  }
+  return badValue(var, v, expected.c_str());
+}
+
+}  // namespace
+
+Result<Config> Config::fromEnv() {
+  Config c;
+  if (const char* v = std::getenv("BRAID_TIMEOUT"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    double t = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(t > 0)) {
+      return badValue("BRAID_TIMEOUT", v, "a positive number of seconds");
+    }
+    c.timeoutSeconds = t;
+  }
+  BRAID_RETURN_IF_ERROR(readChoice("BRAID_TRANSPORT", {"shm", "socket"}, &c.transport));
+  BRAID_RETURN_IF_ERROR(readChoice("BRAID_ALGO", {"ring", "tree", "pairwise", "direct",
+                                                   "dissemination"}, &c.algorithm));
+  BRAID_RETURN_IF_ERROR(readBytes("BRAID_CHUNK_BYTES", 64, &c.chunkBytes));
+  BRAID_RETURN_IF_ERROR(readBytes("BRAID_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes));
+  if (c.shmSlotBytes % 64 != 0) {
+    return invalidArgument("BRAID_SHM_SLOT_BYTES must be a multiple of 64");
+  }
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_SHM_SLOTS", 2, 1024, &c.shmSlots));
+  if (const char* v = std::getenv("BRAID_SOCKET_IFNAME")) c.socketIfname = v;
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_NSTREAMS", 1, 64, &c.socketStreams));
+  BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_BUFFER_BYTES", 4096, &c.socketBufferBytes));
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_SPIN", 0, 100000000, &c.spinIterations));
+  int check = 0;
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_CHECK", 0, 1, &check));
+  c.checkArguments = check != 0;
+  return c;
+}
+
+}  // namespace braid
