@@ -2,6 +2,9 @@
 
 #include <sched.h>
 
+#include <cstdio>
+#include <cstring>
+
 #include <memory>
 
 #include "collectives/algorithm.h"

@@ -1,0 +1,62 @@
+#include "transports/shm/control_block.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace braid::transport::shm {
+namespace {
+
+// Not FUTEX_PRIVATE_FLAG: the word lives in memory shared between processes.
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+}  // namespace
+
+void futexWait(std::atomic<uint32_t>* word, uint32_t expected, int timeoutMs) {
+  if (timeoutMs <= 0) return;
+  timespec timeout{timeoutMs / 1000, static_cast<long>(timeoutMs % 1000) * 1000000L};
+  // EAGAIN (value already changed), EINTR and ETIMEDOUT all mean "re-poll".
+  futex(word, FUTEX_WAIT, expected, &timeout);
+}
+
+void ring(ControlBlock& block) {
+  block.doorbell.fetch_add(1, std::memory_order_seq_cst);
+  futex(&block.doorbell, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+void ringIfSleeping(ControlBlock& block) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (block.sleepers.load(std::memory_order_relaxed) != 0) ring(block);
+}
+
+void postAbort(ControlBlock& block, int rank, const std::string& reason) {
+  int32_t none = -1;
+  if (block.abortRank.compare_exchange_strong(none, rank, std::memory_order_acq_rel)) {
+    size_t n = std::min(reason.size(), kAbortReasonBytes - 1);
+    std::memcpy(block.abortReason, reason.data(), n);
+    block.abortReason[n] = '\0';
+    block.reasonReady.store(1, std::memory_order_release);
+  }
+}
+
+Status abortStatus(const ControlBlock& block, int selfRank) {
+  int rank = block.abortRank.load(std::memory_order_acquire);
+  if (rank < 0) return Status::ok();
+  // The aborting rank may still be writing its reason (or have died doing so).
+  std::string reason = "no reason given";
+  if (block.reasonReady.load(std::memory_order_acquire) != 0) {
+    reason.assign(block.abortReason, strnlen(block.abortReason, kAbortReasonBytes));
+  }
+  std::string who = rank == selfRank ? "this rank (" + std::to_string(rank) + ")"
+                                     : "rank " + std::to_string(rank);
+  return remoteError("shm: " + who + " aborted the communicator: " + reason, rank);
+}
+
+}  // namespace braid::transport::shm

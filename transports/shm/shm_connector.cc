@@ -1,0 +1,157 @@
+#include "transports/shm/shm_connector.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace braid::transport::shm {
+namespace {
+
+std::string rankName(int rank) { return "rank " + std::to_string(rank); }
+
+}  // namespace
+
+ShmConnector::ShmConnector(int self, int peer, FifoView inbound, FifoView outbound,
+                           ControlBlock* ownControl, ControlBlock* peerControl)
+    : self_(self),
+      peer_(peer),
+      inbound_(inbound),
+      outbound_(outbound),
+      ownControl_(ownControl),
+      peerControl_(peerControl) {}
+
+Status ShmConnector::postSend(const void* src, size_t bytes, Request* req) {
+  if (req == nullptr) return invalidArgument("shm: send to " + rankName(peer_) + ": null request");
+  if (src == nullptr && bytes > 0) {
+    return invalidArgument("shm: send of " + std::to_string(bytes) + " bytes to " +
+                           rankName(peer_) + ": null buffer");
+  }
+  if (!error_.isOk()) return error_;
+  *req = Request{bytes, 0, false};
+  sends_.push_back(PendingSend{static_cast<const uint8_t*>(src), req});
+  return Status::ok();
+}
+
+Status ShmConnector::postRecv(const RecvSink& sink, size_t bytes, Request* req) {
+  std::string what = "shm: receive of " + std::to_string(bytes) + " bytes from " + rankName(peer_);
+  if (req == nullptr) return invalidArgument(what + ": null request");
+  if (sink.dst == nullptr && bytes > 0) return invalidArgument(what + ": null destination");
+  if (sink.reduce != nullptr) {
+    if (sink.accum == nullptr && bytes > 0) return invalidArgument(what + ": null accumulator");
+    // Fragments are slotBytes long (a multiple of 64): elements must not straddle them.
+    if (sink.elemSize == 0 || inbound_.slotBytes % sink.elemSize != 0 ||
+        bytes % sink.elemSize != 0) {
+      return invalidArgument(what + ": element size " + std::to_string(sink.elemSize) +
+                             " does not divide the message and the slot size");
+    }
+  }
+  if (!error_.isOk()) return error_;
+  *req = Request{bytes, 0, false};
+  recvs_.push_back(PendingRecv{sink, req});
+  return Status::ok();
+}
+
+Status ShmConnector::progress(bool* progressed) {
+  *progressed = false;
+  if (!error_.isOk()) return error_;
+  if (isAborted(*ownControl_)) {
+    error_ = abortStatus(*ownControl_, self_);
+    return error_;
+  }
+  bool sent = moveSends();
+  bool received = false;
+  Status status = moveRecvs(&received);
+  if (sent || received) {
+    *progressed = true;
+    // The peer may sleep waiting for these fragments or for these free slots.
+    ringIfSleeping(*peerControl_);
+  }
+  if (!status.isOk()) error_ = status;
+  return status;
+}
+
+bool ShmConnector::canProgress() const {
+  if (!recvs_.empty() && inbound_.counters->tail.load(std::memory_order_acquire) != recvHead_) {
+    return true;
+  }
+  return !sends_.empty() &&
+         sendTail_ - outbound_.counters->head.load(std::memory_order_acquire) < outbound_.nslots;
+}
+
+bool ShmConnector::moveSends() {
+  bool moved = false;
+  while (!sends_.empty()) {
+    PendingSend& send = sends_.front();
+    Request* req = send.req;
+    while (send.fragments == 0 || req->completed < req->bytes) {
+      if (sendTail_ - sendHeadSeen_ == outbound_.nslots) {
+        sendHeadSeen_ = outbound_.counters->head.load(std::memory_order_acquire);
+        if (sendTail_ - sendHeadSeen_ == outbound_.nslots) return moved;  // FIFO full
+      }
+      size_t n = std::min(outbound_.slotBytes, req->bytes - req->completed);
+      if (n > 0) std::memcpy(outbound_.slot(sendTail_), send.src + req->completed, n);
+      SlotHeader& header = outbound_.header(sendTail_);
+      header.messageBytes = req->bytes;
+      header.fragmentBytes = n;
+      outbound_.counters->tail.store(++sendTail_, std::memory_order_release);
+      req->completed += n;
+      ++send.fragments;
+      moved = true;
+    }
+    req->done = true;
+    sends_.pop_front();
+  }
+  return moved;
+}
+
+Status ShmConnector::moveRecvs(bool* moved) {
+  while (!recvs_.empty()) {
+    PendingRecv& recv = recvs_.front();
+    while (recv.fragments == 0 || recv.req->completed < recv.req->bytes) {
+      if (recvHead_ == recvTailSeen_) {
+        recvTailSeen_ = inbound_.counters->tail.load(std::memory_order_acquire);
+        if (recvHead_ == recvTailSeen_) return Status::ok();  // FIFO empty
+      }
+      BRAID_RETURN_IF_ERROR(deliver(recv, inbound_.header(recvHead_), inbound_.slot(recvHead_)));
+      inbound_.counters->head.store(++recvHead_, std::memory_order_release);
+      *moved = true;
+    }
+    recv.req->done = true;
+    recvs_.pop_front();
+  }
+  return Status::ok();
+}
+
+Status ShmConnector::deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot) {
+  Request* req = recv.req;
+  // Read each header field once: the slot lies in memory the peer can write.
+  const uint64_t total = header.messageBytes;
+  const uint64_t n = header.fragmentBytes;
+  if (total != req->bytes) {
+    return Status(braidInvalidUsage,
+                  "shm: " + rankName(peer_) + " sent a message of " + std::to_string(total) +
+                      " bytes where this rank posted a receive of " + std::to_string(req->bytes) +
+                      " bytes (mismatched sizes or collectives)",
+                  peer_);
+  }
+  if (n > inbound_.slotBytes || n > req->bytes - req->completed || (n == 0 && total != 0)) {
+    return Status(braidInternalError,
+                  "shm: corrupt fragment of " + std::to_string(n) + " bytes from " +
+                      rankName(peer_) + " (message of " + std::to_string(total) + " bytes)",
+                  peer_);
+  }
+  if (n > 0) {
+    const RecvSink& sink = recv.sink;
+    uint8_t* dst = sink.dst + req->completed;
+    if (sink.reduce != nullptr) {
+      sink.reduce(dst, sink.accum + req->completed, slot, n / sink.elemSize);
+    } else {
+      std::memcpy(dst, slot, n);
+    }
+  }
+  req->completed += n;
+  ++recv.fragments;
+  return Status::ok();
+}
+
+}  // namespace braid::transport::shm

@@ -1,0 +1,74 @@
+// The shm link between this rank and one peer: an outbound FIFO in the peer's
+// segment (this rank is its only sender) and an inbound FIFO in this rank's
+// segment (the peer is its only sender). See fifo.h for the slot protocol.
+//
+// Posted sends and receives wait in FIFO queues; progress() copies fragments
+// of the oldest send into free outbound slots and delivers fragments from
+// inbound slots to the oldest receive — straight from the slot into the
+// user's buffer, or through the reduce kernel (data touched once). A send is
+// done once its last fragment is in a slot, so it never waits for the peer's
+// receive unless the FIFO is full. After moving anything, progress() wakes
+// the peer only if it is asleep.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+
+#include "transports/connector.h"
+#include "transports/shm/control_block.h"
+#include "transports/shm/fifo.h"
+
+namespace braid::transport::shm {
+
+class ShmConnector : public Connector {
+ public:
+  /// The control blocks and FIFOs live in mappings the transport owns and
+  /// keeps until after this connector is destroyed.
+  ShmConnector(int self, int peer, FifoView inbound, FifoView outbound, ControlBlock* ownControl,
+               ControlBlock* peerControl);
+
+  int peer() const override { return peer_; }
+  Status postSend(const void* src, size_t bytes, Request* req) override;
+  Status postRecv(const RecvSink& sink, size_t bytes, Request* req) override;
+  Status progress(bool* progressed) override;
+
+  /// True when progress() would move something right now (checked before sleeping).
+  bool canProgress() const;
+  /// True when a posted send or receive is not done yet.
+  bool hasPendingWork() const { return !sends_.empty() || !recvs_.empty(); }
+
+ private:
+  struct PendingSend {
+    const uint8_t* src;
+    Request* req;
+    uint64_t fragments = 0;  // sent so far; a 0-byte message still sends one
+  };
+  struct PendingRecv {
+    RecvSink sink;
+    Request* req;
+    uint64_t fragments = 0;
+  };
+
+  bool moveSends();  // returns whether anything moved
+  Status moveRecvs(bool* moved);
+  Status deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot);
+
+  const int self_;
+  const int peer_;
+  const FifoView inbound_;
+  const FifoView outbound_;
+  ControlBlock* const ownControl_;   // in this rank's segment (abort word)
+  ControlBlock* const peerControl_;  // in the peer's segment (its doorbell)
+
+  std::deque<PendingSend> sends_;
+  std::deque<PendingRecv> recvs_;
+  // Local copies: this side is the only writer of sendTail_ / recvHead_, and the
+  // "seen" values spare a load of the other side's cache line until needed.
+  uint64_t sendTail_ = 0;
+  uint64_t sendHeadSeen_ = 0;
+  uint64_t recvHead_ = 0;
+  uint64_t recvTailSeen_ = 0;
+  Status error_;  // sticky: after a framing error or abort the stream cannot resync
+};
+
+}  // namespace braid::transport::shm

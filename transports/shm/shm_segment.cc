@@ -1,0 +1,129 @@
+#include "transports/shm/shm_segment.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace braid::transport::shm {
+namespace {
+
+constexpr size_t kPage = 4096;
+// Generous bounds that keep the arithmetic below far from overflow.
+constexpr size_t kMaxSlotBytes = size_t{1} << 30;
+constexpr int kMaxSlots = 4096;
+
+size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// Closes a descriptor on every path out of create/open.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser() { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
+Result<uint8_t*> mapShared(int fd, size_t bytes, const std::string& name) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return systemError("shm: mmap of " + name, errno);
+  return static_cast<uint8_t*>(p);
+}
+
+}  // namespace
+
+Result<SegmentLayout> SegmentLayout::compute(int nranks, size_t slotBytes, int nslots) {
+  if (nranks < 1) return invalidArgument("shm: nranks must be >= 1, got " + std::to_string(nranks));
+  if (slotBytes == 0 || slotBytes % 64 != 0 || slotBytes > kMaxSlotBytes) {
+    return invalidArgument(
+        "shm: BRAID_SHM_SLOT_BYTES must be a multiple of 64 in [64, 1 GiB], got " +
+        std::to_string(slotBytes));
+  }
+  if (nslots < 1 || nslots > kMaxSlots) {
+    return invalidArgument("shm: BRAID_SHM_SLOTS must be in [1, 4096], got " +
+                           std::to_string(nslots));
+  }
+  SegmentLayout layout;
+  layout.nranks = nranks;
+  layout.slotBytes = slotBytes;
+  layout.nslots = static_cast<uint64_t>(nslots);
+  layout.fifoHeaderBytes = roundUp(sizeof(FifoCounters) + nslots * sizeof(SlotHeader), kPage);
+  layout.fifoBytes = layout.fifoHeaderBytes + roundUp(nslots * slotBytes, kPage);
+  layout.totalBytes = roundUp(sizeof(ControlBlock), kPage) + (nranks - 1) * layout.fifoBytes;
+  return layout;
+}
+
+FifoView SegmentLayout::fifo(uint8_t* base, int owner, int sender) const {
+  int index = sender < owner ? sender : sender - 1;  // the owner has no FIFO from itself
+  uint8_t* start = base + roundUp(sizeof(ControlBlock), kPage) + index * fifoBytes;
+  FifoView view;
+  view.counters = reinterpret_cast<FifoCounters*>(start);
+  view.headers = reinterpret_cast<SlotHeader*>(start + sizeof(FifoCounters));
+  view.data = start + fifoHeaderBytes;
+  view.slotBytes = slotBytes;
+  view.nslots = nslots;
+  return view;
+}
+
+std::string segmentName(const std::string& commTag, int rank) {
+  return "/braid-" + commTag + "-" + std::to_string(rank);
+}
+
+Result<std::unique_ptr<ShmSegment>> ShmSegment::create(const std::string& name, size_t bytes) {
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return systemError("shm: cannot create segment " + name, errno);
+  FdCloser closer(fd);
+  // From here on the name exists: every failure path must remove it.
+  auto fail = [&](Status status) {
+    shm_unlink(name.c_str());
+    return status;
+  };
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    return fail(systemError("shm: cannot size segment " + name, errno));
+  }
+  int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
+    return fail(systemError("shm: cannot reserve " + std::to_string(bytes) + " bytes for " + name +
+                                " (is /dev/shm full? lower BRAID_SHM_SLOTS or "
+                                "BRAID_SHM_SLOT_BYTES)",
+                            err));
+  }
+  auto base = mapShared(fd, bytes, name);
+  if (!base.isOk()) return fail(base.status());
+  return std::unique_ptr<ShmSegment>(new ShmSegment(name, *base, bytes, /*linked=*/true));
+}
+
+Result<std::unique_ptr<ShmSegment>> ShmSegment::open(const std::string& name, size_t bytes) {
+  int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) {
+    std::string hint = errno == ENOENT ? " (is that rank on another host, or in another "
+                                         "/dev/shm namespace?)"
+                                       : "";
+    return systemError("shm: cannot open segment " + name + hint, errno);
+  }
+  FdCloser closer(fd);
+  struct stat st;
+  if (fstat(fd, &st) != 0) return systemError("shm: cannot stat segment " + name, errno);
+  if (static_cast<size_t>(st.st_size) != bytes) {
+    return internalError("shm: segment " + name + " has " + std::to_string(st.st_size) +
+                         " bytes, expected " + std::to_string(bytes));
+  }
+  BRAID_ASSIGN_OR_RETURN(auto base, mapShared(fd, bytes, name));
+  return std::unique_ptr<ShmSegment>(new ShmSegment(name, base, bytes, /*linked=*/false));
+}
+
+ShmSegment::~ShmSegment() {
+  unlink();
+  munmap(base_, bytes_);
+}
+
+void ShmSegment::unlink() {
+  if (!linked_) return;
+  shm_unlink(name_.c_str());
+  linked_ = false;
+}
+
+}  // namespace braid::transport::shm

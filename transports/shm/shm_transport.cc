@@ -1,0 +1,284 @@
+// The shm transport: setup, sleeping, failure detection and abort.
+//
+// Setup (collective, every step taken by every rank so no rank is left
+// waiting in the bootstrap when another fails):
+//   1. create this rank's segment /braid-<tag>-<rank> (its inbound FIFOs and
+//      control block) and initialise it;
+//   2. allGather {pid, pid namespace, slot config, created?};
+//   3. open and map every peer's segment;
+//   4. allGather {opened?} — the barrier after which nobody opens a name;
+//   5. unlink the own name at once, so /dev/shm is clean even if a process
+//      crashes later; the mappings keep the memory alive.
+//
+// Waiting: waitForActivity sleeps on the own doorbell (see control_block.h)
+// until a peer publishes data or frees slots, aborts, or closes. A dead peer
+// cannot ring, so while any peer process is watched the sleep is cut into
+// ~100 ms pieces and peers are checked between them.
+#include "transports/shm/shm_transport.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "transports/shm/control_block.h"
+#include "transports/shm/peer_watch.h"
+#include "transports/shm/shm_connector.h"
+#include "transports/shm/shm_segment.h"
+
+namespace braid::transport {
+namespace {
+
+using shm::ControlBlock;
+using shm::PeerWatch;
+using shm::SegmentLayout;
+using shm::ShmConnector;
+using shm::ShmSegment;
+
+constexpr auto kLivenessPeriod = std::chrono::milliseconds(100);
+
+std::string rankName(int rank) { return "rank " + std::to_string(rank); }
+
+// What ranks tell each other in step 2.
+struct PeerInfo {
+  int32_t pid;
+  int32_t created;  // 1 when the rank's segment exists
+  uint64_t pidNamespace;
+  uint64_t slotBytes;
+  int64_t slots;
+};
+
+class ShmTransport : public Transport {
+ public:
+  static Result<std::unique_ptr<Transport>> create(Bootstrap& bootstrap, const Config& config);
+  ~ShmTransport() override;
+
+  const char* name() const override { return "shm"; }
+  Connector* connector(int peer) override {
+    return peer >= 0 && peer < nranks_ ? connectors_[peer].get() : nullptr;
+  }
+  Status waitForActivity(const Deadline& deadline, int maxWaitMs) override;
+  void abort(const Status& reason) override;
+
+ private:
+  ShmTransport(int rank, int nranks) : rank_(rank), nranks_(nranks) {}
+
+  ControlBlock& ownControl() const { return *SegmentLayout::control(own_->base()); }
+  ControlBlock& peerControl(int peer) const {
+    return *SegmentLayout::control(peerSegments_[peer]->base());
+  }
+  bool peerClosed(int peer) const {
+    return peerControl(peer).closed.load(std::memory_order_acquire) != 0;
+  }
+  // Whether a wait must end now: work to do, an abort, or a closed peer we wait on.
+  bool hasWork() const;
+  // The error to report when a peer aborted, closed on us or died; ok otherwise.
+  Status checkPeers();
+
+  const int rank_;
+  const int nranks_;
+  std::unique_ptr<ShmSegment> own_;
+  std::vector<std::unique_ptr<ShmSegment>> peerSegments_;  // by rank; null for this rank
+  // Declared after the segments: connectors point into them and die first.
+  std::vector<std::unique_ptr<ShmConnector>> connectors_;  // by rank; null for this rank
+  std::vector<PeerWatch> watches_;                         // by rank
+  bool watchesAnyPeer_ = false;
+  Clock::time_point nextLivenessCheck_ = Clock::now();
+  std::atomic<bool> aborted_{false};
+};
+
+// Step 1: the own segment with a fresh control block and empty FIFOs.
+Result<std::unique_ptr<ShmSegment>> createOwnSegment(const std::string& tag, int rank,
+                                                     const SegmentLayout& layout) {
+  BRAID_ASSIGN_OR_RETURN(auto segment,
+                         ShmSegment::create(shm::segmentName(tag, rank), layout.totalBytes));
+  auto* control = new (segment->base()) ControlBlock();
+  control->ownerRank = rank;
+  control->ownerPid = getpid();
+  for (int peer = 0; peer < layout.nranks; ++peer) {
+    if (peer != rank) new (layout.fifo(segment->base(), rank, peer).counters) shm::FifoCounters();
+  }
+  return segment;
+}
+
+// Step 3, for one peer.
+Result<std::unique_ptr<ShmSegment>> openPeerSegment(const std::string& tag, int peer,
+                                                    const SegmentLayout& layout) {
+  BRAID_ASSIGN_OR_RETURN(auto segment,
+                         ShmSegment::open(shm::segmentName(tag, peer), layout.totalBytes));
+  const ControlBlock* control = SegmentLayout::control(segment->base());
+  if (control->magic != shm::kSegmentMagic || control->ownerRank != peer) {
+    return internalError("shm: segment " + segment->name() + " is not " + rankName(peer) +
+                         "'s (stale segment or tag collision)");
+  }
+  return segment;
+}
+
+// The same slot configuration everywhere, or an error naming the first rank that differs.
+Status checkSameConfig(const std::vector<PeerInfo>& infos) {
+  for (size_t r = 1; r < infos.size(); ++r) {
+    if (infos[r].slotBytes != infos[0].slotBytes || infos[r].slots != infos[0].slots) {
+      return Status(braidInvalidUsage,
+                    "shm: " + rankName(static_cast<int>(r)) +
+                        " uses BRAID_SHM_SLOT_BYTES=" + std::to_string(infos[r].slotBytes) +
+                        " BRAID_SHM_SLOTS=" + std::to_string(infos[r].slots) + " but rank 0 uses " +
+                        std::to_string(infos[0].slotBytes) + " and " +
+                        std::to_string(infos[0].slots),
+                    static_cast<int>(r));
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
+                                                        const Config& config) {
+  const int rank = bootstrap.rank();
+  const int nranks = bootstrap.nranks();
+  const std::string& tag = bootstrap.commTag();
+  std::unique_ptr<ShmTransport> t(new ShmTransport(rank, nranks));
+
+  // A local failure is not returned before the collective steps are done:
+  // the peers would wait in the bootstrap until their deadline.
+  auto layout = SegmentLayout::compute(nranks, config.shmSlotBytes, config.shmSlots);
+  Status local = layout.status();
+  if (local.isOk()) {
+    auto own = createOwnSegment(tag, rank, *layout);
+    local = own.status();
+    if (local.isOk()) t->own_ = std::move(*own);
+  }
+
+  std::vector<PeerInfo> infos(nranks);
+  infos[rank] = PeerInfo{static_cast<int32_t>(getpid()), local.isOk() ? 1 : 0,
+                         shm::pidNamespaceId(), config.shmSlotBytes, config.shmSlots};
+  BRAID_RETURN_IF_ERROR(bootstrap.allGather(infos.data(), sizeof(PeerInfo)));
+  BRAID_RETURN_IF_ERROR(local);
+  for (int r = 0; r < nranks; ++r) {
+    if (!infos[r].created) {
+      return remoteError("shm: " + rankName(r) + " could not create its shared-memory segment", r);
+    }
+  }
+  BRAID_RETURN_IF_ERROR(checkSameConfig(infos));
+
+  t->peerSegments_.resize(nranks);
+  for (int peer = 0; peer < nranks && local.isOk(); ++peer) {
+    if (peer == rank) continue;
+    auto segment = openPeerSegment(tag, peer, *layout);
+    if (segment.isOk()) {
+      t->peerSegments_[peer] = std::move(*segment);
+    } else {
+      local = Status(segment.status().code(), segment.status().message(), peer);
+    }
+  }
+  std::vector<uint8_t> opened(nranks);
+  opened[rank] = local.isOk() ? 1 : 0;
+  Status barrier = bootstrap.allGather(opened.data(), 1);
+  // Nobody opens a name after the barrier (or after a failure); remove ours now.
+  t->own_->unlink();
+  BRAID_RETURN_IF_ERROR(barrier);
+  BRAID_RETURN_IF_ERROR(local);
+  for (int r = 0; r < nranks; ++r) {
+    if (!opened[r]) {
+      return remoteError("shm: " + rankName(r) + " could not map its peers' segments", r);
+    }
+  }
+
+  t->connectors_.resize(nranks);
+  for (int peer = 0; peer < nranks; ++peer) {
+    bool samePidNamespace = infos[peer].pidNamespace == infos[rank].pidNamespace;
+    t->watches_.emplace_back(infos[peer].pid, samePidNamespace);
+    if (peer == rank) continue;
+    if (!samePidNamespace) {
+      BRAID_WARN("shm: rank %d is in another pid namespace; a crash there shows as a timeout",
+                 peer);
+    }
+    t->watchesAnyPeer_ = t->watchesAnyPeer_ || t->watches_.back().watched();
+    t->connectors_[peer] =
+        std::make_unique<ShmConnector>(rank, peer, layout->fifo(t->own_->base(), rank, peer),
+                                       layout->fifo(t->peerSegments_[peer]->base(), peer, rank),
+                                       &t->ownControl(), &t->peerControl(peer));
+  }
+  BRAID_INFO("shm: rank %d of %d connected, %d slots of %zu bytes per peer", rank, nranks,
+             config.shmSlots, config.shmSlotBytes);
+  return std::unique_ptr<Transport>(std::move(t));
+}
+
+ShmTransport::~ShmTransport() {
+  if (own_ == nullptr || connectors_.empty()) return;  // setup did not finish
+  ownControl().closed.store(1, std::memory_order_release);
+  // A peer blocked on this rank learns that nothing more will come.
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer != rank_) shm::ring(peerControl(peer));
+  }
+}
+
+bool ShmTransport::hasWork() const {
+  if (shm::isAborted(ownControl())) return true;
+  for (int peer = 0; peer < nranks_; ++peer) {
+    const ShmConnector* c = connectors_[peer].get();
+    if (c == nullptr || !c->hasPendingWork()) continue;
+    if (c->canProgress() || peerClosed(peer)) return true;
+  }
+  return false;
+}
+
+Status ShmTransport::checkPeers() {
+  BRAID_RETURN_IF_ERROR(shm::abortStatus(ownControl(), rank_));
+  for (int peer = 0; peer < nranks_; ++peer) {
+    const ShmConnector* c = connectors_[peer].get();
+    if (c != nullptr && c->hasPendingWork() && peerClosed(peer) && !c->canProgress()) {
+      return remoteError(
+          "shm: " + rankName(peer) + " closed its transport while this rank still waits on it",
+          peer);
+    }
+  }
+  if (!watchesAnyPeer_ || Clock::now() < nextLivenessCheck_) return Status::ok();
+  nextLivenessCheck_ = Clock::now() + kLivenessPeriod;
+  for (int peer = 0; peer < nranks_; ++peer) {
+    // A clean exit after closing is not a failure; the closed check above covers it.
+    if (peer != rank_ && watches_[peer].exited() && !peerClosed(peer)) {
+      return remoteError(
+          "shm: " + rankName(peer) + " (pid " + std::to_string(watches_[peer].pid()) + ") died",
+          peer);
+    }
+  }
+  return Status::ok();
+}
+
+Status ShmTransport::waitForActivity(const Deadline& deadline, int maxWaitMs) {
+  BRAID_RETURN_IF_ERROR(checkPeers());
+  int timeoutMs = deadline.remainingMs(std::max(maxWaitMs, 0));
+  if (watchesAnyPeer_) {
+    auto untilCheck =
+        std::chrono::duration_cast<std::chrono::milliseconds>(nextLivenessCheck_ - Clock::now());
+    timeoutMs = std::min<int>(timeoutMs, std::max<int>(1, untilCheck.count() + 1));
+  }
+  if (timeoutMs > 0)
+    shm::sleepUnlessWork(
+        ownControl(), [this] { return hasWork(); }, timeoutMs);
+  return checkPeers();
+}
+
+void ShmTransport::abort(const Status& reason) {
+  if (aborted_.exchange(true)) return;
+  std::string why = reason.message().empty() ? "abort requested" : reason.message();
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer == rank_) continue;
+    shm::postAbort(peerControl(peer), rank_, why);
+    shm::ring(peerControl(peer));
+  }
+  shm::postAbort(ownControl(), rank_, why);
+  shm::ring(ownControl());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Transport>> createShmTransport(Bootstrap& bootstrap, const Config& config) {
+  return ShmTransport::create(bootstrap, config);
+}
+
+}  // namespace braid::transport

@@ -1,0 +1,21 @@
+// The shared-memory transport: ranks on one host (processes, or threads of
+// one process) exchange messages through FIFOs in POSIX shared memory.
+#pragma once
+
+#include <memory>
+
+#include "bootstrap/bootstrap.h"
+#include "core/config.h"
+#include "core/status.h"
+#include "transports/connector.h"
+
+namespace braid::transport {
+
+/// Creates the shm transport of `bootstrap.rank()`; collective over all ranks
+/// of the bootstrap, which must all run on this host. Uses config.shmSlotBytes
+/// (a multiple of 64) and config.shmSlots. On return no segment name is left
+/// in /dev/shm, whether setup succeeded or not. Every rank returns an error
+/// when any rank failed; errors name the rank at fault.
+Result<std::unique_ptr<Transport>> createShmTransport(Bootstrap& bootstrap, const Config& config);
+
+}  // namespace braid::transport

@@ -1,0 +1,129 @@
+// The socket transport's link to one peer: messages framed and striped over
+// several TCP streams (see socket_connector.cc for the protocol).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "transports/connector.h"
+#include "transports/socket/socket_util.h"
+#include "transports/socket/socket_wire.h"
+
+namespace braid::transport::socket {
+
+/// Set once by Transport::abort (any thread), read by every connector's progress.
+class AbortState {
+ public:
+  /// Records `reason`; returns false when an abort was already recorded.
+  bool trigger(const Status& reason);
+  bool triggered() const { return triggered_.load(std::memory_order_acquire); }
+  /// The error progress and waitForActivity report after an abort.
+  Status error() const;
+
+ private:
+  std::atomic<bool> triggered_{false};
+  mutable std::mutex mu_;  // guards reason_
+  Status reason_;
+};
+
+class SocketConnector final : public Connector {
+ public:
+  /// Fragments of larger messages are spread over the streams.
+  static constexpr size_t kFragmentBytes = 256 << 10;
+  /// Per-stream staging for receives that reduce.
+  static constexpr size_t kStagingBytes = 128 << 10;
+
+  /// `abort` is owned by the transport, which outlives its connectors.
+  SocketConnector(int peer, std::vector<Fd> streams, const AbortState* abort);
+
+  int peer() const override { return peer_; }
+  Status postSend(const void* src, size_t bytes, Request* req) override;
+  Status postRecv(const RecvSink& sink, size_t bytes, Request* req) override;
+  Status progress(bool* progressed) override;
+
+  // For the transport's poll loop.
+  int streamCount() const { return static_cast<int>(streams_.size()); }
+  int streamFd(int stream) const { return streams_[stream].fd.get(); }
+  /// The epoll events stream `stream` should wait for now; 0 once the peer hung up.
+  uint32_t wantedEvents(int stream) const;
+  /// epoll saw the peer hang up: stop watching; progress drains what is left.
+  void noteHangup(int stream) { streams_[stream].hungUp = true; }
+  /// True when progress() could move something right now without waiting
+  /// (sends posted but not started, a stalled stream whose receive is now posted).
+  bool hasStartableWork() const;
+  /// The sticky error, if any.
+  const Status& error() const { return error_; }
+  /// shutdown(SHUT_RDWR) on every stream so the peer sees EOF (thread-safe).
+  void shutdownStreams();
+
+ private:
+  struct SendMessage {
+    const uint8_t* src;
+    size_t bytes;
+    Request* req;
+    uint64_t seq;
+    size_t nextOffset = 0;       // first byte not yet given to a stream
+    bool fullyAssigned = false;  // every fragment handed to a stream
+    size_t sent = 0;             // payload bytes written to sockets
+    bool done = false;
+  };
+  struct RecvMessage {
+    RecvSink sink;
+    size_t bytes;
+    Request* req;
+    size_t received = 0;  // payload bytes landed (or reduced)
+    bool done = false;
+  };
+  // Pointers into the deques below stay valid: they only grow at the back and
+  // shrink at the front, and only finished messages leave.
+  struct OutFragment {
+    SendMessage* msg = nullptr;  // null when the stream has nothing to send
+    FrameHeader header{};
+    size_t headerSent = 0;
+    size_t payloadSent = 0;
+  };
+  struct InFragment {
+    FrameHeader header{};
+    size_t headerGot = 0;
+    RecvMessage* msg = nullptr;  // null until the header is matched to a receive
+    size_t payloadGot = 0;
+  };
+  struct Stream {
+    Fd fd;
+    OutFragment out;
+    InFragment in;
+    std::unique_ptr<uint8_t[]> staging;  // allocated on the first reducing receive
+    size_t stagingFill = 0;
+    bool eof = false;     // recv returned 0: the peer closed this stream
+    bool hungUp = false;  // epoll reported a hang-up
+  };
+
+  bool assignFragment(Stream& s);
+  Status pumpSend(int index, bool* progressed);
+  Status pumpRecv(int index, bool* progressed);
+  Status matchHeader(Stream& s, int index);
+  Status receivePayload(Stream& s, int index, size_t* moved, bool* closed);
+  void finishFragment(Stream& s);
+  bool stalled(const Stream& s) const;
+  void retireFinished();
+  Status checkPeerAlive();
+  Status fail(Status status);
+  Status connectionError(int stream, const std::string& what) const;
+
+  const int peer_;
+  const AbortState* const abort_;  // the transport's; outlives this connector
+  std::vector<Stream> streams_;
+  std::deque<SendMessage> sends_;  // posted, not yet done, in seq order
+  std::deque<RecvMessage> recvs_;
+  uint64_t nextSendSeq_ = 0;
+  uint64_t nextAssignSeq_ = 0;  // the first message with unassigned fragments
+  uint64_t recvFrontSeq_ = 0;   // seq of recvs_.front()
+  Status error_;
+};
+
+}  // namespace braid::transport::socket

@@ -1,0 +1,140 @@
+// Socket transport: owns one SocketConnector per peer and one epoll set over
+// all their streams.
+//
+// waitForActivity registers each stream for what it can use now (EPOLLIN
+// unless the stream is stalled waiting for a receive to be posted, EPOLLOUT
+// only while it has bytes to send, EPOLLRDHUP always), so a level-triggered
+// wait never spins. A stream whose peer hung up is dropped from the set; the
+// next progress() drains what is left and decides whether that is an error.
+//
+// abort() only shutdown()s the sockets: peers read EOF at once and report a
+// braidRemoteError naming this rank, local waiters wake up, and no descriptor
+// another thread may be polling is closed (that happens in the destructor).
+#include "transports/socket/socket_transport.h"
+
+#include <sys/epoll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include "transports/socket/socket_connector.h"
+#include "transports/socket/socket_setup.h"
+
+namespace braid::transport {
+namespace {
+
+using socket::AbortState;
+using socket::Fd;
+using socket::SocketConnector;
+
+class SocketTransport final : public Transport {
+ public:
+  SocketTransport(int rank, Fd epoll) : rank_(rank), epoll_(std::move(epoll)) {}
+
+  Status init(std::vector<std::vector<Fd>> peers) {
+    connectors_.resize(peers.size());
+    for (size_t p = 0; p < peers.size(); ++p) {
+      if (static_cast<int>(p) == rank_) continue;
+      connectors_[p] =
+          std::make_unique<SocketConnector>(static_cast<int>(p), std::move(peers[p]), &abort_);
+      for (int s = 0; s < connectors_[p]->streamCount(); ++s) {
+        watches_.push_back(Watch{connectors_[p].get(), s, 0});
+      }
+    }
+    return updateInterest();
+  }
+
+  const char* name() const override { return "socket"; }
+
+  Connector* connector(int peer) override {
+    if (peer < 0 || peer >= static_cast<int>(connectors_.size())) return nullptr;
+    return connectors_[peer].get();
+  }
+
+  Status waitForActivity(const Deadline& deadline, int maxWaitMs) override {
+    if (abort_.triggered()) return abort_.error();
+    for (const auto& c : connectors_) {
+      if (c && !c->error().isOk()) return c->error();
+      if (c && c->hasStartableWork()) return Status::ok();  // sleeping now would only delay it
+    }
+    BRAID_RETURN_IF_ERROR(updateInterest());
+    epoll_event events[64];
+    int timeoutMs = deadline.remainingMs(std::max(0, maxWaitMs));  // never "forever"
+    int n = ::epoll_wait(epoll_.get(), events, 64, timeoutMs);
+    if (n < 0 && errno != EINTR) return systemError("socket transport: epoll_wait", errno);
+    for (int i = 0; i < n; ++i) {
+      if ((events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) == 0) continue;
+      Watch& w = watches_[events[i].data.u64];
+      w.conn->noteHangup(w.stream);
+    }
+    if (abort_.triggered()) return abort_.error();
+    return Status::ok();
+  }
+
+  void abort(const Status& reason) override {
+    if (!abort_.trigger(reason)) return;
+    for (const auto& c : connectors_) {
+      if (c) c->shutdownStreams();
+    }
+  }
+
+ private:
+  struct Watch {
+    SocketConnector* conn;  // owned by connectors_, which lives as long as watches_
+    int stream;
+    uint32_t events;  // registered with epoll_ now; 0: not in the set
+  };
+
+  // Brings each stream's registration in line with what it can use now.
+  Status updateInterest() {
+    for (size_t w = 0; w < watches_.size(); ++w) {
+      Watch& watch = watches_[w];
+      uint32_t wanted = watch.conn->wantedEvents(watch.stream);
+      if (wanted == watch.events) continue;
+      epoll_event ev{};
+      ev.events = wanted;
+      ev.data.u64 = w;
+      int fd = watch.conn->streamFd(watch.stream);
+      // A registered fd reports EPOLLHUP even with no events asked: remove it instead.
+      int op = wanted == 0 ? EPOLL_CTL_DEL : watch.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+      if (::epoll_ctl(epoll_.get(), op, fd, &ev) != 0) {
+        return systemError("socket transport: epoll_ctl", errno);
+      }
+      watch.events = wanted;
+    }
+    return Status::ok();
+  }
+
+  const int rank_;
+  AbortState abort_;  // connectors_ point here, so it is declared before them
+  Fd epoll_;
+  std::vector<std::unique_ptr<SocketConnector>> connectors_;  // null at rank_
+  std::vector<Watch> watches_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap,
+                                                         const Config& config) {
+  if (config.socketStreams < 1 || config.socketStreams > 64) {
+    return invalidArgument("socket transport: BRAID_SOCKET_NSTREAMS must be in 1..64, got " +
+                           std::to_string(config.socketStreams));
+  }
+  socket::SetupOptions options;
+  options.ifname = config.socketIfname;
+  options.streams = config.socketStreams;
+  options.socketOptions.sendBufferBytes = config.socketBufferBytes;
+  options.socketOptions.recvBufferBytes = config.socketBufferBytes;
+  options.deadline = Deadline::in(config.timeoutSeconds);
+  BRAID_ASSIGN_OR_RETURN(std::vector<std::vector<Fd>> peers,
+                         socket::connectPeers(bootstrap, options));
+
+  Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll.valid()) return systemError("socket transport: epoll_create1", errno);
+  auto transport = std::make_unique<SocketTransport>(bootstrap.rank(), std::move(epoll));
+  BRAID_RETURN_IF_ERROR(transport->init(std::move(peers)));
+  return std::unique_ptr<Transport>(std::move(transport));
+}
+
+}  // namespace braid::transport

@@ -1,0 +1,22 @@
+// The TCP socket transport (DESIGN.md §4): several streams per peer,
+// non-blocking sockets, epoll for waiting.
+#pragma once
+
+#include <memory>
+
+#include "bootstrap/bootstrap.h"
+#include "core/config.h"
+#include "core/status.h"
+#include "transports/connector.h"
+
+namespace braid::transport {
+
+/// Connects this rank to every other rank of `bootstrap` over TCP, using
+/// config.socketIfname (interface), config.socketStreams (connections per
+/// peer; all ranks must agree), config.socketBufferBytes (SO_SNDBUF/SO_RCVBUF;
+/// 0 keeps kernel autotuning) and config.timeoutSeconds (setup deadline).
+/// Collective: every rank of the bootstrap must call it.
+Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap,
+                                                         const Config& config);
+
+}  // namespace braid::transport

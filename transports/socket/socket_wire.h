@@ -1,0 +1,60 @@
+// The socket transport's wire formats: the address record ranks exchange
+// through the bootstrap, the hello each new connection starts with, and the
+// header in front of every fragment of a message.
+//
+// All records are fixed-size and sent in host byte order (ranks of one
+// communicator share an architecture). Each starts with a magic so a stray
+// or desynchronised byte stream is detected instead of trusted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace braid::transport::socket {
+
+inline constexpr uint64_t kHelloMagic = 0x314b534449415242ULL;  // "BRAIDSK1" in memory
+inline constexpr uint32_t kFrameMagic = 0x46445242u;            // "BRDF" in memory
+
+/// One rank's listening endpoint, published with Bootstrap::allGather.
+struct AddressRecord {
+  uint8_t sockaddrBytes[128];  // a sockaddr_in or sockaddr_in6
+  uint32_t sockaddrLength;
+  int32_t streams;  // streams per peer this rank expects; all ranks must agree
+};
+static_assert(sizeof(AddressRecord) == 136);
+
+/// The first bytes on every connection, in both directions: the connecting
+/// (lower) rank says who it is, the accepting rank answers with its own. Both
+/// prove they know the communicator's secret.
+struct Hello {
+  uint64_t magic;
+  uint8_t secret[16];
+  uint64_t tagHash;  // hash of Bootstrap::commTag(): which communicator
+  int32_t rank;      // the sender's rank
+  int32_t stream;    // 0 <= stream < streams
+  int32_t streams;
+  int32_t reserved;
+};
+static_assert(sizeof(Hello) == 48);
+
+/// Precedes each fragment of a message. A message of `messageBytes` travels as
+/// one or more fragments [offset, offset + length) on any of the peer's
+/// streams; an empty message is one fragment of length 0.
+struct FrameHeader {
+  uint64_t seq;           // message number, per direction, from 0
+  uint64_t messageBytes;  // the whole message's size (checked against the receive)
+  uint64_t offset;        // of this fragment within the message
+  uint32_t length;        // of this fragment's payload
+  uint32_t magic;         // kFrameMagic
+};
+static_assert(sizeof(FrameHeader) == 32);
+
+/// FNV-1a: a stable 64-bit hash of the communicator tag for the hello.
+inline uint64_t hashTag(const std::string& tag) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : tag) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+}  // namespace braid::transport::socket
