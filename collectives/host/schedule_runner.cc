@@ -48,8 +48,33 @@ Status ScheduleRunner::enterStep() {
   requests_.assign(step.actions.size(), transport::Request{});
   started_.assign(step.actions.size(), 0);
   entered_ = true;
+  bool ignored = false;
+  return startReady(&ignored);
+}
+
+bool ScheduleRunner::isTransfer(const Action& a) { return a.peer >= 0; }
+
+bool ScheduleRunner::canStart(size_t index) const {
+  const Step& step = schedule_->steps[step_];
+  const Action& a = step.actions[index];
+  if (a.after >= 0 && !requests_[a.after].done) return false;
+  if (!isTransfer(a)) return true;
+  // Connectors are FIFO per direction: a transfer may not overtake an earlier
+  // one of the step on the same connector and direction that has not started.
+  const bool sends = a.kind == ActionKind::kSend;
+  for (size_t j = 0; j < index; ++j) {
+    const Action& b = step.actions[j];
+    if (!started_[j] && b.peer == a.peer && (b.kind == ActionKind::kSend) == sends) return false;
+  }
+  return true;
+}
+
+Status ScheduleRunner::startReady(bool* progressed) {
+  const Step& step = schedule_->steps[step_];
   for (size_t i = 0; i < step.actions.size(); ++i) {
-    if (step.actions[i].after < 0) BRAID_RETURN_IF_ERROR(start(i));
+    if (started_[i] || !canStart(i)) continue;
+    BRAID_RETURN_IF_ERROR(start(i));
+    *progressed = true;
   }
   return Status::ok();
 }
@@ -109,15 +134,9 @@ Status ScheduleRunner::progress(bool* progressed) {
         if (!s.isOk()) return s;
       }
     }
+    BRAID_RETURN_IF_ERROR(startReady(progressed));
     bool allDone = true;
     for (size_t i = 0; i < step.actions.size(); ++i) {
-      if (!started_[i]) {
-        int after = step.actions[i].after;
-        if (requests_[after].done) {
-          BRAID_RETURN_IF_ERROR(start(i));
-          *progressed = true;
-        }
-      }
       allDone &= started_[i] && requests_[i].done;
     }
     if (!allDone) return Status::ok();

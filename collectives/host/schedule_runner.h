@@ -1,9 +1,10 @@
 // The host executor: runs one rank's Schedule over a Transport.
 //
-// The runner walks the schedule step by step. Entering a step posts every
-// action that has no `after` dependency (transfers go to their peer's
-// connector in action order, which keeps the FIFO matching rule); local
-// copies and divisions run at once. progress() pumps the connectors this
+// The runner walks the schedule step by step. Entering a step starts every
+// action whose `after` dependency is met, in action order; a transfer never
+// overtakes an earlier, not yet started transfer of the step on the same
+// connector and direction, which keeps the FIFO matching rule. Local copies
+// and divisions run at once. progress() pumps the connectors this
 // step waits on and starts dependent actions as their predecessors finish.
 // Nothing here blocks: the caller (the group engine) owns waiting, deadlines
 // and aborts, so one thread can drive many runners on many communicators.
@@ -45,6 +46,10 @@ class ScheduleRunner {
 
  private:
   Status enterStep();
+  /// Starts, in action order, every action whose predecessors allow it.
+  Status startReady(bool* progressed);
+  bool canStart(size_t index) const;
+  static bool isTransfer(const Action& a);
   Status start(size_t index);
   Result<uint8_t*> resolve(const Span& span, bool writable) const;
 

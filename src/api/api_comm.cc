@@ -20,6 +20,7 @@ using braid::api::guard;
 using braid::api::toComm;
 using braid::api::toHandle;
 namespace bootstrap = braid::bootstrap;
+namespace transport = braid::transport;
 
 namespace {
 
@@ -122,7 +123,7 @@ braidResult_t braidCommInitFromEnv(braidComm_t* comm) {
     bootstrap::UniqueId id;
     std::memcpy(id.secret, launch->secret, sizeof(id.secret));
     BRAID_ASSIGN_OR_RETURN(bootstrap::SockAddr root,
-                           bootstrap::resolve(launch->rootHost, launch->rootPort));
+                           transport::socket::resolveHost(launch->rootHost, launch->rootPort));
     id.root = bootstrap::WireAddr::from(root);
     if (launch->rank == 0) {
       BRAID_ASSIGN_OR_RETURN(braid::Config config, braid::Config::fromEnv());

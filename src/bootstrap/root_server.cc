@@ -38,11 +38,11 @@ class RootServer {
   // Accepts ranks until all have said hello, or fails.
   Status gather() {
     while (nranks_ == 0 || joined_ < nranks_) {
-      BRAID_ASSIGN_OR_RETURN(Fd fd, acceptOne(listener_.get(), deadline_));
+      BRAID_ASSIGN_OR_RETURN(Fd fd, transport::socket::acceptOne(listener_.get(), deadline_));
       RootHello hello;
       Deadline helloDeadline = Deadline::in(kHelloSeconds);
       if (deadline_.at() < helloDeadline.at()) helloDeadline = deadline_;
-      if (!recvAll(fd.get(), &hello, sizeof(hello), helloDeadline).isOk() ||
+      if (!transport::socket::recvAll(fd.get(), &hello, sizeof(hello), helloDeadline).isOk() ||
           hello.magic != RootHello::kMagic || !sameSecret(hello.secret, secret_)) {
         BRAID_WARN("bootstrap root: rejected a connection that did not prove the secret");
         continue;  // fd closes; the stray client learns nothing
@@ -80,9 +80,9 @@ class RootServer {
   void reply(const RootReply& r) {
     for (auto& fd : ranks_) {
       if (!fd.valid()) continue;
-      Status s = sendAll(fd.get(), &r, sizeof(r), deadline_);
+      Status s = transport::socket::sendAll(fd.get(), &r, sizeof(r), deadline_);
       if (s.isOk() && r.code == braidSuccess) {
-        s = sendAll(fd.get(), table_.data(), table_.size() * sizeof(WireAddr), deadline_);
+        s = transport::socket::sendAll(fd.get(), table_.data(), table_.size() * sizeof(WireAddr), deadline_);
       }
       if (!s.isOk()) BRAID_WARN("bootstrap root: %s", s.message().c_str());
     }
@@ -101,10 +101,12 @@ class RootServer {
 
 Status startRootServer(const SockAddr& address, const uint8_t (&secret)[kSecretBytes],
                        double timeoutSeconds, SockAddr* bound) {
-  BRAID_ASSIGN_OR_RETURN(Fd listener, listenOn(address, bound));
+  BRAID_ASSIGN_OR_RETURN(transport::socket::Listener listener,
+                         transport::socket::listenOn(address, {}));
+  if (bound != nullptr) *bound = listener.address;
   // Detached: the server owns everything it uses and ends by itself, on
   // success or at its deadline, so no handle to it is needed.
-  std::thread([server = std::make_shared<RootServer>(std::move(listener), secret,
+  std::thread([server = std::make_shared<RootServer>(std::move(listener.fd), secret,
                                                      timeoutSeconds)] { server->serve(); })
       .detach();
   return Status::ok();
@@ -112,14 +114,15 @@ Status startRootServer(const SockAddr& address, const uint8_t (&secret)[kSecretB
 
 }  // namespace braid::bootstrap
 
-#include "bootstrap/interface.h"
 
 namespace braid::bootstrap {
 
 Result<UniqueId> createUniqueId(const std::string& ifname, double timeoutSeconds) {
   UniqueId id;
   BRAID_RETURN_IF_ERROR(randomSecret(id.secret));
-  BRAID_ASSIGN_OR_RETURN(SockAddr address, pickInterface(ifname));
+  BRAID_ASSIGN_OR_RETURN(transport::socket::NetworkInterface iface,
+                         transport::socket::selectInterface(ifname));
+  SockAddr address = iface.address;
   SockAddr bound;
   BRAID_RETURN_IF_ERROR(startRootServer(address, id.secret, timeoutSeconds, &bound));
   id.root = WireAddr::from(bound);

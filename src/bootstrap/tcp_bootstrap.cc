@@ -30,21 +30,21 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::join(const UniqueId& id, int
   Deadline deadline = Deadline::in(timeoutSeconds);
 
   SockAddr rootAddr = id.root.toSockAddr();
-  BRAID_ASSIGN_OR_RETURN(Fd root, connectTo(rootAddr, deadline));
+  BRAID_ASSIGN_OR_RETURN(Fd root, transport::socket::connectTo(rootAddr, {}, deadline));
   // Listen on the interface that routes to the root: peers can reach it too.
-  BRAID_ASSIGN_OR_RETURN(SockAddr self, localAddress(root.get()));
+  BRAID_ASSIGN_OR_RETURN(SockAddr self, transport::socket::localAddress(root.get()));
   self.setPort(0);
-  SockAddr bound;
-  BRAID_ASSIGN_OR_RETURN(Fd listener, listenOn(self, &bound));
+  BRAID_ASSIGN_OR_RETURN(transport::socket::Listener listener,
+                         transport::socket::listenOn(self, {}));
 
   RootHello hello;
   std::memcpy(hello.secret, id.secret, kSecretBytes);
   hello.rank = rank;
   hello.nranks = nranks;
-  hello.listen = WireAddr::from(bound);
-  BRAID_RETURN_IF_ERROR(sendAll(root.get(), &hello, sizeof(hello), deadline));
+  hello.listen = WireAddr::from(listener.address);
+  BRAID_RETURN_IF_ERROR(transport::socket::sendAll(root.get(), &hello, sizeof(hello), deadline));
   RootReply reply;
-  Status s = recvAll(root.get(), &reply, sizeof(reply), deadline);
+  Status s = transport::socket::recvAll(root.get(), &reply, sizeof(reply), deadline);
   if (!s.isOk()) {
     return s.withContext("bootstrap: waiting for all " + std::to_string(nranks) +
                          " ranks to reach the root at " + rootAddr.toString());
@@ -55,8 +55,8 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::join(const UniqueId& id, int
                   std::string("bootstrap root: ") + reply.message);
   }
   std::vector<WireAddr> table(nranks);
-  BRAID_RETURN_IF_ERROR(recvAll(root.get(), table.data(), nranks * sizeof(WireAddr), deadline));
-  if (nranks > 1) BRAID_RETURN_IF_ERROR(b->connectRing(table, std::move(listener)));
+  BRAID_RETURN_IF_ERROR(transport::socket::recvAll(root.get(), table.data(), nranks * sizeof(WireAddr), deadline));
+  if (nranks > 1) BRAID_RETURN_IF_ERROR(b->connectRing(table, std::move(listener.fd)));
   BRAID_TRACE("bootstrap: rank %d of %d joined, tag %s", rank, nranks, b->tag_.c_str());
   return b;
 }
@@ -66,18 +66,18 @@ Status TcpBootstrap::connectRing(const std::vector<WireAddr>& table, Fd listener
   int next = (rank_ + 1) % nranks_;
   int prev = (rank_ + nranks_ - 1) % nranks_;
   // Connecting first is safe: the kernel completes it from the listen backlog.
-  BRAID_ASSIGN_OR_RETURN(next_, connectTo(table[next].toSockAddr(), deadline));
+  BRAID_ASSIGN_OR_RETURN(next_, transport::socket::connectTo(table[next].toSockAddr(), {}, deadline));
   RingHello hello;
   std::memcpy(hello.secret, secret_, kSecretBytes);
   hello.rank = rank_;
-  BRAID_RETURN_IF_ERROR(sendAll(next_.get(), &hello, sizeof(hello), deadline));
+  BRAID_RETURN_IF_ERROR(transport::socket::sendAll(next_.get(), &hello, sizeof(hello), deadline));
 
   while (!prev_.valid()) {
-    BRAID_ASSIGN_OR_RETURN(Fd fd, acceptOne(listener.get(), deadline));
+    BRAID_ASSIGN_OR_RETURN(Fd fd, transport::socket::acceptOne(listener.get(), deadline));
     RingHello theirs;
     Deadline helloDeadline = Deadline::in(kHelloSeconds);
     if (deadline.at() < helloDeadline.at()) helloDeadline = deadline;
-    if (recvAll(fd.get(), &theirs, sizeof(theirs), helloDeadline).isOk() &&
+    if (transport::socket::recvAll(fd.get(), &theirs, sizeof(theirs), helloDeadline).isOk() &&
         theirs.magic == RingHello::kMagic && sameSecret(theirs.secret, secret_) &&
         theirs.rank == prev) {
       prev_ = std::move(fd);

@@ -1,5 +1,6 @@
 #include "comm/comm.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,9 @@
 
 namespace braid {
 namespace {
+
+// Polls before a waiting rank yields, when it has a core of its own.
+constexpr int kSpinIterations = 2000;
 
 // Identifies the machine (and its boot), so ranks can tell who shares memory.
 uint64_t hostIdentity() {
@@ -92,6 +96,15 @@ Status Comm::agreeOnConfig() {
 
   bool oneHost = std::all_of(all.begin(), all.end(),
                              [&](const SharedSettings& s) { return s.host == root.host; });
+  if (config_.spinIterations < 0) {
+    // Spinning only pays when every local rank has a core: when ranks share
+    // cores, a spinning rank steals the time slice of the peer it waits for.
+    int localRanks = static_cast<int>(std::count_if(
+        all.begin(), all.end(), [&](const SharedSettings& s) { return s.host == mine.host; }));
+    cpu_set_t cpus;
+    int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    config_.spinIterations = localRanks <= cores ? kSpinIterations : 0;
+  }
   if (config_.transport.empty()) {
     config_.transport = oneHost ? "shm" : "socket";
   } else if (config_.transport == "shm" && !oneHost) {

@@ -24,25 +24,6 @@ struct Stage {
   std::vector<std::unique_ptr<ScheduleRunner>> runners;
 };
 
-coll::CollArgs collArgs(const Op& op) {
-  const Comm& comm = *op.comm;
-  coll::CollArgs a;
-  a.kind = op.coll;
-  a.count = op.count;
-  a.type = op.type;
-  a.op = op.op;
-  a.root = op.root;
-  a.rank = comm.rank();
-  a.nranks = comm.nranks();
-  a.inPlace = isInPlace(op);
-  a.chunkBytes = comm.config().chunkBytes;
-  a.sendCounts = op.sendCounts;
-  a.sendDispls = op.sendDispls;
-  a.recvCounts = op.recvCounts;
-  a.recvDispls = op.recvDispls;
-  return a;
-}
-
 // Nothing to move: zero-count collectives (but a barrier always synchronises).
 bool isEmpty(const Op& op) {
   if (op.coll == coll::CollKind::kBarrier) return op.comm->nranks() == 1;
@@ -111,7 +92,7 @@ class CommWork {
   Status buildCollective(const Op& op) {
     auto stage = std::make_unique<Stage>();
     BRAID_ASSIGN_OR_RETURN(coll::Schedule schedule,
-                           coll::buildSchedule(collArgs(op), comm_->config().algorithm));
+                           coll::buildSchedule(toCollArgs(op), comm_->config().algorithm));
     stage->schedules.push_back(std::move(schedule));
     coll::Buffers b;
     b.send = static_cast<const uint8_t*>(op.send);

@@ -36,6 +36,9 @@ Status validate(const Op& op);
 size_t sendBufferBytes(const Op& op);
 size_t recvBufferBytes(const Op& op);
 
+/// The algorithm layer's description of a collective op.
+coll::CollArgs toCollArgs(const Op& op);
+
 /// True when the buffers alias exactly as the C API's in-place form allows.
 bool isInPlace(const Op& op);
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "collectives/algorithm.h"
 #include "comm/comm.h"
 #include "comm/op.h"
 #include "core/types.h"
@@ -36,58 +37,41 @@ bool overlapsBadly(const Op& op) {
 
 }  // namespace
 
+coll::CollArgs toCollArgs(const Op& op) {
+  const Comm& comm = *op.comm;
+  coll::CollArgs a;
+  a.kind = op.coll;
+  a.count = op.count;
+  a.type = op.type;
+  a.op = op.op;
+  a.root = op.root;
+  a.rank = comm.rank();
+  a.nranks = comm.nranks();
+  a.inPlace = isInPlace(op);
+  a.chunkBytes = comm.config().chunkBytes;
+  a.sendCounts = op.sendCounts;
+  a.sendDispls = op.sendDispls;
+  a.recvCounts = op.recvCounts;
+  a.recvDispls = op.recvDispls;
+  return a;
+}
+
 size_t sendBufferBytes(const Op& op) {
-  const size_t elem = typeSize(op.type);
-  const size_t n = op.comm->nranks();
-  const size_t bytes = op.count * elem;
-  const bool isRoot = op.comm->rank() == op.root;
   switch (op.kind) {
-    case OpKind::kSend: return bytes;
+    case OpKind::kSend: return op.count * typeSize(op.type);
     case OpKind::kRecv: return 0;
     case OpKind::kCollective: break;
   }
-  switch (op.coll) {
-    case CollKind::kBroadcast: return isRoot ? bytes : 0;
-    case CollKind::kScatter: return isRoot ? n * bytes : 0;
-    case CollKind::kReduceScatter:
-    case CollKind::kAllToAll: return n * bytes;
-    case CollKind::kAllToAllv: {
-      size_t end = 0;
-      for (size_t i = 0; i < op.sendCounts.size(); ++i) {
-        if (op.sendCounts[i] > 0) end = std::max(end, op.sendDispls[i] + op.sendCounts[i]);
-      }
-      return end * elem;
-    }
-    case CollKind::kBarrier: return 0;
-    default: return bytes;  // allreduce, reduce, allgather, gather
-  }
+  return coll::sendBufferBytes(toCollArgs(op));
 }
 
 size_t recvBufferBytes(const Op& op) {
-  const size_t elem = typeSize(op.type);
-  const size_t n = op.comm->nranks();
-  const size_t bytes = op.count * elem;
-  const bool isRoot = op.comm->rank() == op.root;
   switch (op.kind) {
     case OpKind::kSend: return 0;
-    case OpKind::kRecv: return bytes;
+    case OpKind::kRecv: return op.count * typeSize(op.type);
     case OpKind::kCollective: break;
   }
-  switch (op.coll) {
-    case CollKind::kReduce: return isRoot ? bytes : 0;
-    case CollKind::kGather: return isRoot ? n * bytes : 0;
-    case CollKind::kAllGather:
-    case CollKind::kAllToAll: return n * bytes;
-    case CollKind::kAllToAllv: {
-      size_t end = 0;
-      for (size_t i = 0; i < op.recvCounts.size(); ++i) {
-        if (op.recvCounts[i] > 0) end = std::max(end, op.recvDispls[i] + op.recvCounts[i]);
-      }
-      return end * elem;
-    }
-    case CollKind::kBarrier: return 0;
-    default: return bytes;  // allreduce, broadcast, reducescatter, scatter
-  }
+  return coll::recvBufferBytes(toCollArgs(op));
 }
 
 bool isInPlace(const Op& op) {

@@ -93,7 +93,7 @@ Result<Config> Config::fromEnv() {
   if (const char* v = std::getenv("BRAID_SOCKET_IFNAME")) c.socketIfname = v;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_NSTREAMS", 1, 64, &c.socketStreams));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_BUFFER_BYTES", 4096, &c.socketBufferBytes));
-  BRAID_RETURN_IF_ERROR(readInt("BRAID_SPIN", 0, 100000000, &c.spinIterations));
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_SPIN", -1, 100000000, &c.spinIterations));
   int check = 0;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_CHECK", 0, 1, &check));
   c.checkArguments = check != 0;

@@ -23,7 +23,7 @@ struct Config {
   std::string socketIfname;          // BRAID_SOCKET_IFNAME: interface (prefix) to use
   int socketStreams = 2;             // BRAID_SOCKET_NSTREAMS: TCP connections per peer
   size_t socketBufferBytes = 4 << 20;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/SO_RCVBUF
-  int spinIterations = 2000;         // BRAID_SPIN: polls before a waiter sleeps
+  int spinIterations = -1;           // BRAID_SPIN: polls before a waiter yields; -1: auto
   bool checkArguments = false;       // BRAID_CHECK=1: compare arguments across ranks
 
   /// Defaults overridden by the environment; a malformed value is an error naming the variable.

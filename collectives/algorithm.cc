@@ -1,0 +1,210 @@
+#include "collectives/algorithm.h"
+
+#include <algorithm>
+
+#include "collectives/algorithms/builders.h"
+#include "core/types.h"
+
+namespace braid::coll {
+
+namespace {
+
+// Below this many bytes per rank (and with more than two ranks) rooted and
+// all-reduce collectives use the double binary tree. Small messages are bound
+// by per-hop latency: the tree needs O(log n) hops in sequence where the ring
+// needs O(n) (2(n-1) for all-reduce). Large ones are bound by bandwidth, where
+// the ring is optimal (each rank sends 2(n-1)/n of the buffer for all-reduce)
+// and pipelines without the tree's fill and drain. 64 KiB is where, on shared
+// memory and TCP alike, a few microseconds per hop times the extra hops stop
+// mattering next to the transfer itself. With two ranks both are one hop.
+// The topology tuner may replace this rule with a cost model.
+constexpr size_t kTreeMaxBytes = 64 << 10;
+
+const std::vector<Algorithm>& registry() {
+  // Per collective, the large-message default comes first (algorithmNames keeps this order).
+  static const std::vector<Algorithm> kAlgorithms = {
+      {"ring", CollKind::kAllReduce, nullptr, buildRingAllReduce},
+      {"tree", CollKind::kAllReduce, nullptr, buildTreeAllReduce},
+      {"ring", CollKind::kBroadcast, nullptr, buildRingBroadcast},
+      {"tree", CollKind::kBroadcast, nullptr, buildTreeBroadcast},
+      {"ring", CollKind::kReduce, nullptr, buildRingReduce},
+      {"tree", CollKind::kReduce, nullptr, buildTreeReduce},
+      {"ring", CollKind::kAllGather, nullptr, buildRingAllGather},
+      {"ring", CollKind::kReduceScatter, nullptr, buildRingReduceScatter},
+      {"pairwise", CollKind::kAllToAll, nullptr, buildPairwiseAllToAll},
+      {"ring", CollKind::kAllToAll, nullptr, buildRingAllToAll},
+      {"pairwise", CollKind::kAllToAllv, nullptr, buildPairwiseAllToAllv},
+      {"direct", CollKind::kGather, nullptr, buildDirectGather},
+      {"ring", CollKind::kGather, nullptr, buildRingGather},
+      {"direct", CollKind::kScatter, nullptr, buildDirectScatter},
+      {"ring", CollKind::kScatter, nullptr, buildRingScatter},
+      {"dissemination", CollKind::kBarrier, nullptr, buildDisseminationBarrier},
+      {"ring", CollKind::kBarrier, nullptr, buildRingBarrier},
+  };
+  return kAlgorithms;
+}
+
+const Algorithm* find(const std::string& name, const CollArgs& args) {
+  for (const Algorithm& algorithm : registry()) {
+    if (algorithm.kind == args.kind && name == algorithm.name &&
+        (algorithm.supports == nullptr || algorithm.supports(args))) {
+      return &algorithm;
+    }
+  }
+  return nullptr;
+}
+
+std::string knownNames() {
+  std::vector<std::string> names;
+  for (const Algorithm& algorithm : registry()) {
+    if (std::find(names.begin(), names.end(), algorithm.name) == names.end()) {
+      names.push_back(algorithm.name);
+    }
+  }
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined;
+}
+
+// The bytes an all-to-all-v buffer spans: the end of its farthest non-empty block.
+size_t extentBytes(const std::vector<size_t>& counts, const std::vector<size_t>& displs,
+                   size_t elemBytes) {
+  size_t end = 0;
+  for (size_t j = 0; j < counts.size() && j < displs.size(); ++j) {
+    if (counts[j] > 0) end = std::max(end, displs[j] + counts[j]);
+  }
+  return end * elemBytes;
+}
+
+}  // namespace
+
+const std::vector<Algorithm>& allAlgorithms() { return registry(); }
+
+std::vector<std::string> algorithmNames(CollKind kind) {
+  std::vector<std::string> names;
+  for (const Algorithm& algorithm : registry()) {
+    if (algorithm.kind == kind) names.push_back(algorithm.name);
+  }
+  return names;
+}
+
+bool isAlgorithmName(const std::string& name) {
+  for (const Algorithm& algorithm : registry()) {
+    if (name == algorithm.name) return true;
+  }
+  return false;
+}
+
+const Algorithm& defaultAlgorithm(const CollArgs& args) {
+  const char* name = nullptr;
+  switch (args.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kBroadcast:
+    case CollKind::kReduce: {
+      bool small = args.count * typeSize(args.type) <= kTreeMaxBytes;
+      name = small && args.nranks > 2 ? "tree" : "ring";
+      break;
+    }
+    case CollKind::kAllToAll:
+    case CollKind::kAllToAllv:
+      // Each block crosses one link; the ring relay moves ~n/2 times more data.
+      name = "pairwise";
+      break;
+    case CollKind::kGather:
+    case CollKind::kScatter:
+      // The root's links bound both; direct adds one hop of latency, the chain n-1.
+      name = "direct";
+      break;
+    case CollKind::kBarrier:
+      name = "dissemination";
+      break;
+    case CollKind::kAllGather:
+    case CollKind::kReduceScatter:
+      name = "ring";
+      break;
+  }
+  const Algorithm* algorithm = name ? find(name, args) : nullptr;
+  // Every collective registers its default without constraints, so this is not reached
+  // with a valid kind; fall back to the first entry rather than dereference null.
+  return algorithm ? *algorithm : registry().front();
+}
+
+Result<Schedule> buildSchedule(const CollArgs& args, const std::string& forcedAlgorithm) {
+  if (args.nranks < 1 || args.rank < 0 || args.rank >= args.nranks) {
+    return internalError("buildSchedule: rank " + std::to_string(args.rank) +
+                         " is outside a communicator of " + std::to_string(args.nranks));
+  }
+  if (typeSize(args.type) == 0) {
+    return internalError("buildSchedule: invalid datatype " +
+                         std::to_string(static_cast<int>(args.type)));
+  }
+  if (args.kind == CollKind::kAllToAllv) {
+    size_t n = static_cast<size_t>(args.nranks);
+    if (args.sendCounts.size() != n || args.sendDispls.size() != n || args.recvCounts.size() != n ||
+        args.recvDispls.size() != n) {
+      return internalError("buildSchedule: alltoallv needs one count and displacement per rank");
+    }
+  }
+  const Algorithm* chosen = nullptr;
+  if (!forcedAlgorithm.empty()) {
+    if (!isAlgorithmName(forcedAlgorithm)) {
+      return invalidArgument("BRAID_ALGO=" + forcedAlgorithm +
+                             " names no algorithm; known: " + knownNames());
+    }
+    chosen = find(forcedAlgorithm, args);
+  }
+  if (chosen == nullptr) chosen = &defaultAlgorithm(args);
+  return chosen->build(args);
+}
+
+size_t sendBufferBytes(const CollArgs& args) {
+  const size_t block = args.count * typeSize(args.type);
+  const size_t n = static_cast<size_t>(args.nranks);
+  const bool root = args.rank == args.root;
+  switch (args.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kReduce:
+    case CollKind::kAllGather:
+    case CollKind::kGather:
+      return block;
+    case CollKind::kBroadcast:
+      return root ? block : 0;
+    case CollKind::kReduceScatter:
+    case CollKind::kAllToAll:
+      return n * block;
+    case CollKind::kScatter:
+      return root ? n * block : 0;
+    case CollKind::kAllToAllv:
+      return extentBytes(args.sendCounts, args.sendDispls, typeSize(args.type));
+    case CollKind::kBarrier:
+      return 0;
+  }
+  return 0;
+}
+
+size_t recvBufferBytes(const CollArgs& args) {
+  const size_t block = args.count * typeSize(args.type);
+  const size_t n = static_cast<size_t>(args.nranks);
+  const bool root = args.rank == args.root;
+  switch (args.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kBroadcast:
+    case CollKind::kReduceScatter:
+    case CollKind::kScatter:
+      return block;
+    case CollKind::kReduce:
+      return root ? block : 0;
+    case CollKind::kAllGather:
+    case CollKind::kAllToAll:
+      return n * block;
+    case CollKind::kGather:
+      return root ? n * block : 0;
+    case CollKind::kAllToAllv:
+      return extentBytes(args.recvCounts, args.recvDispls, typeSize(args.type));
+    case CollKind::kBarrier:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace braid::coll

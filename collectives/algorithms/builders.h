@@ -1,0 +1,33 @@
+// The schedule builders, one per (algorithm, collective); the registry in
+// collectives/algorithm.cc is their only caller. Each builder returns
+// args.rank's schedule and may assume the caller validated args (count >= 1
+// except for AllToAllv and Barrier, root and rank in range, a valid type).
+#pragma once
+
+#include "collectives/schedule.h"
+
+namespace braid::coll {
+
+Schedule buildRingAllReduce(const CollArgs& args);
+Schedule buildRingBroadcast(const CollArgs& args);
+Schedule buildRingReduce(const CollArgs& args);
+Schedule buildRingAllGather(const CollArgs& args);
+Schedule buildRingReduceScatter(const CollArgs& args);
+Schedule buildRingAllToAll(const CollArgs& args);
+Schedule buildRingGather(const CollArgs& args);
+Schedule buildRingScatter(const CollArgs& args);
+Schedule buildRingBarrier(const CollArgs& args);
+
+Schedule buildTreeAllReduce(const CollArgs& args);
+Schedule buildTreeBroadcast(const CollArgs& args);
+Schedule buildTreeReduce(const CollArgs& args);
+
+Schedule buildPairwiseAllToAll(const CollArgs& args);
+Schedule buildPairwiseAllToAllv(const CollArgs& args);
+
+Schedule buildDirectGather(const CollArgs& args);
+Schedule buildDirectScatter(const CollArgs& args);
+
+Schedule buildDisseminationBarrier(const CollArgs& args);
+
+}  // namespace braid::coll

@@ -1,0 +1,59 @@
+// Ring gather: a chain root <- root+1 <- ... <- root+n-1, relaying blocks.
+//
+// The rank at chain position d sends its own block to position d-1, then
+// relays, one block per round, the n-1-d blocks of the ranks behind it, in
+// chain order; the root drops each arriving block into its place in recv and
+// copies its own (skipped in place). Round t of chunk c is step c * (n-1) + t
+// on every rank: position d sends the block of position d+t in round t and
+// receives the block of position d+1+t, so each link carries one chunk per
+// step. Chunk-major order means a relayed chunk leaves one step after it
+// arrived, so relays need only two chunk-sized scratch slots (round t fills
+// slot t % 2).
+#include <algorithm>
+
+#include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/schedule_writer.h"
+
+namespace braid::coll {
+
+Schedule buildRingGather(const CollArgs& args) {
+  ScheduleWriter w(args, "ring");
+  const int n = args.nranks;
+  const int r = args.rank;
+  const int position = ringPeer(r, n, -args.root);
+  const Slice mine{0, args.count};
+  if (position == 0) {
+    w.addCopy(0, w.span(BufferId::kRecv, Slice{r * args.count, args.count}),
+              w.span(BufferId::kSend, mine));
+  }
+  const size_t slotElems = std::min(w.chunk(), args.count);
+  auto slot = [&](int round, size_t elems) { return Slice{(round % 2) * slotElems, elems}; };
+  if (position > 0 && position < n - 1) w.needScratch(2 * slotElems * w.elemBytes());
+
+  const int rounds = n - 1;
+  const size_t chunks = numChunks(args.count, w.chunk());
+  for (size_t c = 0; c < chunks; ++c) {
+    const Slice part = chunkOf(mine, w.chunk(), c);
+    for (int t = 0; t < rounds; ++t) {
+      size_t step = c * rounds + t;
+      if (position > 0 && t <= n - 1 - position) {
+        Span out = t == 0 ? w.span(BufferId::kSend, part)
+                          : w.span(BufferId::kScratch, slot(t - 1, part.count));
+        w.addSend(step, ringPrev(r, n), out);
+      }
+      if (t <= n - 2 - position) {
+        Span in;
+        if (position == 0) {
+          size_t owner = ringPeer(args.root, n, 1 + t);
+          in = w.span(BufferId::kRecv, Slice{owner * args.count + part.offset, part.count});
+        } else {
+          in = w.span(BufferId::kScratch, slot(t, part.count));
+        }
+        w.addRecv(step, ringNext(r, n), in);
+      }
+    }
+  }
+  return w.finish();
+}
+
+}  // namespace braid::coll
