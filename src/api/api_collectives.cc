@@ -24,14 +24,9 @@ braidResult_t enqueue(Op op, braidComm_t comm, braidStream_t stream) {
                                  ": stream is not NULL, but this build runs host buffers only "
                                  "(device buffers and CUDA streams arrive with the CUDA path)");
     }
-    Status valid = braid::validate(op);
-    if (!valid.isOk()) {
-      // The peers are already waiting for this rank: tell them, so they fail
-      // now instead of at their deadline.
-      op.comm->fail(Status(braidRemoteError, "rank " + std::to_string(op.comm->rank()) +
-                                                 " failed: " + valid.message()));
-      return valid;
-    }
+    // As in NCCL, a rejected call leaves the communicator usable and sends
+    // nothing; a peer that entered the collective fails at its deadline.
+    BRAID_RETURN_IF_ERROR(braid::validate(op));
     BRAID_RETURN_IF_ERROR(op.comm->health());
     return braid::submit(std::move(op));
   });

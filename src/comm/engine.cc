@@ -231,7 +231,9 @@ Status waitLoop(std::vector<CommWork>& works) {
       // Sleep in the transport; with several communicators, only briefly,
       // since one transport cannot hear another's peers.
       int maxWaitMs = works.size() == 1 ? 100 : 1;
-      Status s = waiting->comm()->transport()->waitForActivity(deadline, maxWaitMs);
+      transport::Transport* t = waiting->comm()->transport();
+      Status s = t != nullptr ? t->waitForActivity(deadline, maxWaitMs)
+                              : internalError("a single-rank communicator waits for a peer");
       if (!s.isOk()) {
         return failAll(works, s.withContext(std::string(waiting->currentApi()) + " on rank " +
                                             std::to_string(waiting->comm()->rank())));
@@ -243,6 +245,7 @@ Status waitLoop(std::vector<CommWork>& works) {
 }  // namespace
 
 Status runOps(const std::vector<Op>& ops) {
+  if (ops.empty()) return Status::ok();
   std::vector<CommWork> works;
   for (const Op& op : ops) {
     CommWork* w = nullptr;
