@@ -1,0 +1,145 @@
+// braid-perf: an nccl-tests-compatible bandwidth sweep over braid's public API.
+//
+//   braidrun -n 4 -- braid-perf allreduce -b 8 -e 128M -f 2
+//
+// Each process is one rank and joins through braidCommInitFromEnv. Exit
+// status: 0 when every check passed, 1 when a result was wrong or a call
+// failed, 2 for a bad command line.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench.h"
+#include "braid.h"
+#include "options.h"
+#include "ranks.h"
+#include "report.h"
+
+namespace braid::perf {
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+int usageError(const std::string& message) {
+  std::fprintf(stderr, "braid-perf: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+// Library settings must be in the environment before the communicator exists.
+void exportSettings(const Options& options) {
+  if (!options.algo.empty()) setenv("BRAID_ALGO", options.algo.c_str(), 1);
+  if (!options.proto.empty()) setenv("BRAID_PROTO", options.proto.c_str(), 1);
+  if (options.timeoutSeconds > 0) {
+    setenv("BRAID_TIMEOUT", std::to_string(options.timeoutSeconds).c_str(), 1);
+  }
+}
+
+bool hasRootedCollective(const Options& options) {
+  for (CollectiveKind kind : options.collectives) {
+    if (collectiveInfo(kind).rooted) return true;
+  }
+  return false;
+}
+
+// Every (type, op, root) of every collective, in nccl-tests' order.
+std::vector<SweepSpec> sweepsOf(const Options& options, CollectiveKind kind, int nranks) {
+  const CollectiveInfo& info = collectiveInfo(kind);
+  const std::vector<braidRedOp_t> noOp = {braidSum};
+  std::vector<int> roots = {info.rooted ? options.root : -1};
+  if (info.rooted && options.root == Options::kAllRoots) {
+    roots.clear();
+    for (int root = 0; root < nranks; ++root) roots.push_back(root);
+  }
+  std::vector<SweepSpec> sweeps;
+  for (braidDataType_t type : options.types) {
+    for (braidRedOp_t op : info.reduces ? options.ops : noOp) {
+      for (int root : roots) sweeps.push_back(SweepSpec{kind, type, op, root});
+    }
+  }
+  return sweeps;
+}
+
+Outcome runAll(const Options& options, const RankContext& context, Report* report) {
+  std::vector<std::string> rankLines;
+  Outcome outcome = describeRanks(context, &rankLines);
+  if (!outcome.ok()) return outcome;
+  report->printHeader(rankLines);
+  Bench bench(options, context);
+  for (CollectiveKind kind : options.collectives) {
+    report->printColumns(kind);
+    for (const SweepSpec& sweep : sweepsOf(options, kind, context.nranks)) {
+      outcome = bench.runSweep(sweep,
+                               [report](const Measurement& outOfPlace, const Measurement& inPlace) {
+                                 report->addRow(outOfPlace, inPlace);
+                               });
+      if (!outcome.ok()) return outcome;
+    }
+  }
+  report->printFooter();
+  return Outcome::success();
+}
+
+int run(int argc, char** argv) {
+  const ParseResult parsed = parseOptions(argc, argv);
+  if (parsed.helpRequested) {
+    std::fputs(usageText("braid-perf").c_str(), stdout);
+    return 0;
+  }
+  if (!parsed.options) return usageError(parsed.error + " (try --help)");
+  const Options& options = *parsed.options;
+  if (options.memory == MemoryKind::kDevice) {
+    return usageError(
+        "--memory device: this braid-perf has no CUDA support yet; use --memory host");
+  }
+  exportSettings(options);
+
+  RankContext context{nullptr, 0, 1};
+  braidResult_t result = braidCommInitFromEnv(&context.comm);
+  if (result != braidSuccess) {
+    const char* detail = braidGetLastError(nullptr);
+    std::fprintf(stderr, "braid-perf: braidCommInitFromEnv failed: %s%s%s\n",
+                 braidGetErrorString(result), detail[0] != '\0' ? ": " : "", detail);
+    return kExitFailure;
+  }
+  if (braidCommUserRank(context.comm, &context.rank) != braidSuccess ||
+      braidCommCount(context.comm, &context.nranks) != braidSuccess) {
+    std::fprintf(stderr, "braid-perf: cannot read rank and size of the communicator\n");
+    braidCommDestroy(context.comm);
+    return kExitFailure;
+  }
+  if (hasRootedCollective(options) && options.root != Options::kAllRoots &&
+      options.root >= context.nranks) {
+    braidCommDestroy(context.comm);
+    return usageError("-r/--root: root " + std::to_string(options.root) +
+                      " is not a rank of this " + std::to_string(context.nranks) + "-rank run");
+  }
+
+  Report report(options, context.nranks, /*prints=*/context.rank == 0, stdout);
+  const Outcome outcome = runAll(options, context, &report);
+  int status = 0;
+  if (!outcome.ok()) {
+    std::fprintf(stderr, "braid-perf: %s\n", outcome.message().c_str());
+    // Peers may be waiting on this rank: abort so that they fail fast, not time out.
+    braidCommAbort(context.comm);
+    status = kExitFailure;
+  } else {
+    if (report.failedResults() > 0) status = kExitFailure;
+    braidCommFinalize(context.comm);
+    braidCommDestroy(context.comm);
+  }
+  if (context.rank == 0 && !options.jsonPath.empty()) {
+    std::string error;
+    if (!report.writeJson(options.jsonPath, &error)) {
+      std::fprintf(stderr, "braid-perf: %s\n", error.c_str());
+      status = kExitFailure;
+    }
+  }
+  return status;
+}
+
+}  // namespace
+}  // namespace braid::perf
+
+int main(int argc, char** argv) { return braid::perf::run(argc, argv); }

@@ -1,0 +1,91 @@
+#include "support/collective_sweep.h"
+
+namespace braid::testing {
+namespace {
+
+struct Pick {
+  braidDataType_t type;
+  braidRedOp_t op;
+  bool inPlace;
+};
+
+// Large-count picks: see the header for why only these.
+const Pick kLargeReducing[] = {
+    {braidFloat32, braidSum, false}, {braidFloat32, braidSum, true},
+    {braidFloat16, braidSum, false}, {braidBfloat16, braidSum, true},
+    {braidInt32, braidMax, false},   {braidUint8, braidSum, true},
+    {braidFloat64, braidAvg, false},
+};
+const Pick kLargeMoving[] = {
+    {braidFloat32, braidSum, false}, {braidFloat32, braidSum, true},
+    {braidFloat16, braidSum, false}, {braidUint8, braidSum, true},
+    {braidFloat64, braidSum, false},
+};
+
+bool supportsInPlace(Collective collective) {
+  return collective != Collective::kAllToAllv && collective != Collective::kSendRecvRing &&
+         collective != Collective::kSendRecvAllPairs && collective != Collective::kBarrier;
+}
+
+}  // namespace
+
+std::vector<Collective> allCollectives() {
+  return {Collective::kAllReduce,    Collective::kBroadcast,        Collective::kReduce,
+          Collective::kAllGather,    Collective::kReduceScatter,    Collective::kAllToAll,
+          Collective::kAllToAllv,    Collective::kGather,           Collective::kScatter,
+          Collective::kSendRecvRing, Collective::kSendRecvAllPairs, Collective::kBarrier};
+}
+
+std::vector<CollectiveCase> sweepCases(const SweepSpec& spec, int nranks) {
+  std::vector<int> roots = {0};
+  if (nranks > 1) roots.push_back(nranks - 1);
+  std::vector<CollectiveCase> cases;
+  for (Collective collective : spec.collectives) {
+    if (collective == Collective::kBarrier) {
+      for (int i = 0; i < 3; ++i) cases.push_back({collective});
+      continue;
+    }
+    // A ring of one is a send to self, which api tests cover on purpose.
+    if (collective == Collective::kSendRecvRing && nranks == 1) continue;
+    const bool reducing = isReducing(collective);
+    const std::vector<int> caseRoots = isRooted(collective) ? roots : std::vector<int>{0};
+    const int ops = reducing ? braidNumOps : 1;
+    const int placements = supportsInPlace(collective) ? 2 : 1;
+    for (size_t count : spec.counts) {
+      for (int t = 0; t < braidNumTypes; ++t) {
+        for (int op = 0; op < ops; ++op) {
+          for (int root : caseRoots) {
+            for (int inPlace = 0; inPlace < placements; ++inPlace) {
+              cases.push_back({collective, static_cast<braidDataType_t>(t),
+                               static_cast<braidRedOp_t>(op), count, root, inPlace == 1});
+            }
+          }
+        }
+      }
+    }
+    if (spec.largeCount == 0) continue;
+    if (spec.largeEveryTypeAndOp) {
+      for (int t = 0; t < braidNumTypes; ++t) {
+        for (int op = 0; op < ops; ++op) {
+          for (int inPlace = 0; inPlace < placements; ++inPlace) {
+            int root = caseRoots[(t + op) % caseRoots.size()];
+            cases.push_back({collective, static_cast<braidDataType_t>(t),
+                             static_cast<braidRedOp_t>(op), spec.largeCount, root, inPlace == 1});
+          }
+        }
+      }
+      continue;
+    }
+    int index = 0;
+    for (const Pick& pick :
+         reducing ? std::vector<Pick>(std::begin(kLargeReducing), std::end(kLargeReducing))
+                  : std::vector<Pick>(std::begin(kLargeMoving), std::end(kLargeMoving))) {
+      if (pick.inPlace && placements == 1) continue;
+      int root = caseRoots[index++ % caseRoots.size()];
+      cases.push_back({collective, pick.type, pick.op, spec.largeCount, root, pick.inPlace});
+    }
+  }
+  return cases;
+}
+
+}  // namespace braid::testing
