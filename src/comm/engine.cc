@@ -176,7 +176,10 @@ inline void cpuRelax() {
 }
 
 Status failAll(std::vector<CommWork>& works, const Status& error) {
-  for (auto& w : works) w.comm()->fail(error);
+  for (auto& w : works) {
+    w.comm()->fail(error);
+    w.comm()->setLastError(error.message());  // braidGroupEnd has no comm to report on
+  }
   return error;
 }
 
@@ -247,7 +250,19 @@ Status waitLoop(std::vector<CommWork>& works) {
 Status runOps(const std::vector<Op>& ops) {
   if (ops.empty()) return Status::ok();
   std::vector<CommWork> works;
+  // Per communicator, sends and receives run before the collectives (which
+  // keep their call order). Every rank applies the same rule, so on each
+  // connector the point-to-point messages of a group precede its collective
+  // traffic on both ends, whatever order the calls were made in.
+  std::vector<const Op*> ordered;
   for (const Op& op : ops) {
+    if (op.kind != OpKind::kCollective) ordered.push_back(&op);
+  }
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kCollective) ordered.push_back(&op);
+  }
+  for (const Op* opp : ordered) {
+    const Op& op = *opp;
     CommWork* w = nullptr;
     for (auto& existing : works) {
       if (existing.comm() == op.comm) w = &existing;

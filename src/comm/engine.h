@@ -1,8 +1,8 @@
 // The engine runs queued ops to completion: one call, or one whole group.
 //
-// Ops are grouped by communicator. On one communicator they run in call
-// order — a collective alone, consecutive sends/recvs together as one batch
-// (so pairs inside a group never deadlock) — while different communicators
+// Ops are grouped by communicator. On one communicator all sends/recvs of
+// the call run first, together as one batch (so pairs inside a group never
+// deadlock), then the collectives one at a time in call order; different communicators
 // progress side by side in the same loop (braidCommInitAll driven from one
 // thread). Waiting spins briefly, yields, then sleeps in the transport; the
 // deadline (BRAID_TIMEOUT) counts from the last progress, so a long but

@@ -1,6 +1,7 @@
 #include "support/input_pattern.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace braid::testing {
 namespace {
@@ -64,13 +65,12 @@ void InputPattern::setLaneBits(int bits) {
   while ((64 >> laneShift_) > bits) ++laneShift_;  // log2(64 / bits) lanes per hash
 }
 
-uint64_t InputPattern::raw(int rank, size_t index) const {
-  // One 64-bit hash serves 64 / laneBits_ consecutive elements, each its own lane.
-  const uint64_t word =
-      splitMix64(seed_ ^ ((static_cast<uint64_t>(rank) << 40) ^ (index >> laneShift_)));
-  const size_t lane = index & ((size_t{1} << laneShift_) - 1);
-  const uint64_t h =
-      laneBits_ == 64 ? word : (word >> (lane * laneBits_)) & ((uint64_t{1} << laneBits_) - 1);
+uint64_t InputPattern::hashWord(int rank, size_t word) const {
+  return splitMix64(seed_ ^ ((static_cast<uint64_t>(rank) << 40) ^ word));
+}
+
+// Turns laneBits_ random bits into an element, as the kinds set up in the constructor say.
+inline uint64_t InputPattern::valueFromBits(uint64_t h) const {
   if (use_ == Use::kMove) return h;
   if (!table_.empty()) return table_[(h * table_.size()) >> 16];  // h has 16 bits
   if (!isFloating(type_)) return h;  // sum wraps; max/min use the full range
@@ -97,11 +97,50 @@ uint64_t InputPattern::raw(int rank, size_t index) const {
       magnitude = 1e-3 + 1e6 * unit;  // never zero: no +0/-0 ties
       break;
   }
-  return doubleToRaw(type_, sign * magnitude);
+  const double value = sign * magnitude;
+  if (type_ == braidFloat32) {  // the common case, without doubleToRaw's dispatch
+    const float narrowed = static_cast<float>(value);
+    uint32_t bits;
+    std::memcpy(&bits, &narrowed, sizeof bits);
+    return bits;
+  }
+  return doubleToRaw(type_, value);
+}
+
+uint64_t InputPattern::raw(int rank, size_t index) const {
+  // One 64-bit hash serves 64 / laneBits_ consecutive elements, each its own lane.
+  const uint64_t word = hashWord(rank, index >> laneShift_);
+  if (laneBits_ == 64) return valueFromBits(word);
+  const size_t lane = index & ((size_t{1} << laneShift_) - 1);
+  return valueFromBits((word >> (lane * laneBits_)) & ((uint64_t{1} << laneBits_) - 1));
+}
+
+template <typename Element>
+void InputPattern::fillAs(int rank, size_t first, size_t count, Element* out) const {
+  // raw() for each element, but with one hash per word of lanes.
+  const size_t lanes = size_t{1} << laneShift_;
+  const uint64_t laneMask = laneBits_ == 64 ? ~uint64_t{0} : (uint64_t{1} << laneBits_) - 1;
+  size_t i = 0;
+  while (i < count) {
+    const size_t index = first + i;
+    const uint64_t word = hashWord(rank, index >> laneShift_);
+    for (size_t lane = index & (lanes - 1); lane < lanes && i < count; ++lane, ++i) {
+      out[i] = static_cast<Element>(valueFromBits((word >> (lane * laneBits_ % 64)) & laneMask));
+    }
+  }
 }
 
 void InputPattern::fill(int rank, size_t first, size_t count, void* buffer) const {
-  for (size_t i = 0; i < count; ++i) storeRaw(type_, buffer, i, raw(rank, first + i));
+  switch (elementBytes(type_)) {
+    case 1:
+      return fillAs(rank, first, count, static_cast<uint8_t*>(buffer));
+    case 2:
+      return fillAs(rank, first, count, static_cast<uint16_t*>(buffer));
+    case 4:
+      return fillAs(rank, first, count, static_cast<uint32_t*>(buffer));
+    default:
+      return fillAs(rank, first, count, static_cast<uint64_t*>(buffer));
+  }
 }
 
 ElementSource sourceFromBuffers(braidDataType_t type, const void* const* inputs) {

@@ -46,6 +46,10 @@ class InputPattern {
   uint64_t seed_;
   Use use_;
   void setLaneBits(int bits);
+  uint64_t hashWord(int rank, size_t word) const;
+  uint64_t valueFromBits(uint64_t bits) const;
+  template <typename Element>
+  void fillAs(int rank, size_t first, size_t count, Element* out) const;
 
   int laneBits_ = 64;            // random bits each element draws from the hash
   int laneShift_ = 0;            // log2 of the elements that share one hash

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -65,9 +66,8 @@ std::vector<braidComm_t> initRanks(int nranks, const SpawnOptions& options) {
     return {};
   }
   std::vector<braidComm_t> comms(nranks, nullptr);
-  std::vector<std::thread> threads;
-  bool allOk = true;
   std::vector<braidResult_t> results(nranks);
+  std::vector<std::thread> threads;
   for (int rank = 0; rank < nranks; ++rank) {
     threads.emplace_back([&, rank] {
       results[rank] = braidCommInitRank(&comms[rank], nranks, id, rank);
@@ -78,9 +78,10 @@ std::vector<braidComm_t> initRanks(int nranks, const SpawnOptions& options) {
     });
   }
   for (auto& thread : threads) thread.join();
-  for (braidResult_t result : results) allOk = allOk && result == braidSuccess;
-  if (allOk) return comms;
-  for (braidComm_t comm : comms) braidCommDestroy(comm);
+  bool allJoined = std::all_of(results.begin(), results.end(),
+                               [](braidResult_t result) { return result == braidSuccess; });
+  if (allJoined) return comms;
+  for (braidComm_t comm : comms) braidCommDestroy(comm);  // NULL for the ranks that failed
   return {};
 }
 

@@ -146,6 +146,15 @@ TEST(ApiComm, NestedGroupsRunAtTheOutermostEnd) {
       shmOptions());
 }
 
+TEST(ApiComm, EmptyGroupsReturnAtOnce) {
+  EXPECT_EQ(braidGroupStart(), braidSuccess);
+  EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
+  EXPECT_EQ(braidGroupStart(), braidSuccess);
+  EXPECT_EQ(braidGroupStart(), braidSuccess);
+  EXPECT_EQ(braidGroupEnd(), braidSuccess);
+  EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
+}
+
 TEST(ApiComm, SeveralCollectivesInOneGroup) {
   spawn(
       3,

@@ -70,6 +70,40 @@ TEST(ApiFaults, AllReduceWithAnAbsentPeerTimesOut) {
   for (braidComm_t comm : comms) braidCommDestroy(comm);
 }
 
+TEST(ApiFaults, InitWithAMissingRankTimesOut) {
+  constexpr int kTimeout = 2;
+  ScopedEnv env("BRAID_TIMEOUT", std::to_string(kTimeout));
+  braidUniqueId id;
+  ASSERT_EQ(braidGetUniqueId(&id), braidSuccess);
+  braidComm_t comm = nullptr;
+  auto start = Clock::now();
+  braidResult_t result = braidCommInitRank(&comm, 2, id, 0);  // rank 1 never comes
+  EXPECT_NE(result, braidSuccess);
+  EXPECT_LT(secondsSince(start), kTimeout + 5);
+  EXPECT_GT(std::strlen(braidGetLastError(nullptr)), 0u);
+  if (result == braidSuccess) braidCommDestroy(comm);
+}
+
+// Ranks that disagree on the count must get an error (or a timeout), never
+// silently exchange garbage, crash or hang.
+TEST(ApiFaults, MismatchedCountsFailOnEveryRank) {
+  for (const char* transport : {"shm", "socket"}) {
+    SCOPED_TRACE(transport);
+    spawn(
+        2,
+        [](braidComm_t comm, int rank) {
+          const size_t count = rank == 0 ? 1000 : 3000;
+          std::vector<float> send(count, 1.0f), recv(count);
+          auto start = Clock::now();
+          braidResult_t result = braidAllReduce(send.data(), recv.data(), count, braidFloat32,
+                                                braidSum, comm, nullptr);
+          EXPECT_NE(result, braidSuccess) << "rank " << rank << " accepted mismatched counts";
+          EXPECT_LT(secondsSince(start), 2 + 5) << "rank " << rank;
+        },
+        SpawnOptions::withTransport(transport, 2));
+  }
+}
+
 // Rank 0 waits for a message rank 1 never sends; a watchdog thread aborts rank
 // 0's communicator. The wait must end promptly (BRAID_TIMEOUT is far away),
 // and rank 1, told of the abort, must fail its next collective instead of

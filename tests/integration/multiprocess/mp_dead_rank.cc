@@ -4,7 +4,10 @@
 // error that names a peer and a sticky async error; no process may be left
 // behind and no /dev/shm/braid-* segment may outlive the job.
 //
-//   braid_mp_dead_rank <shm|socket> <nranks> <kill|exit>
+//   braid_mp_dead_rank <shm|socket> <nranks> <kill|exit|killall>
+//
+// killall SIGKILLs every rank mid-loop: nobody is left to clean up, so only
+// segments unlinked early (once every peer has mapped them) avoid a leak.
 #include <signal.h>
 #include <unistd.h>
 
@@ -71,12 +74,13 @@ int runRank(RankProcesses& processes, int rank, int nranks, int victim, bool vic
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s <shm|socket> <nranks> <kill|exit>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <shm|socket> <nranks> <kill|exit|killall>\n", argv[0]);
     return 2;
   }
   const std::string transport = argv[1];
   const int nranks = std::atoi(argv[2]);
   const bool victimExits = std::strcmp(argv[3], "exit") == 0;
+  const bool killAll = std::strcmp(argv[3], "killall") == 0;
   if (nranks < 2) {
     std::fprintf(stderr, "nranks must be at least 2\n");
     return 2;
@@ -103,13 +107,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "FAILED: the ranks never completed %d allreduces\n", kProgressIteration);
     return 1;
   }
-  if (!victimExits) kill(processes.pid(victim), SIGKILL);
-  std::printf("rank %d %s\n", victim, victimExits ? "exits by itself" : "SIGKILLed");
-
   bool passed = true;
   const double deadline = kTimeoutSeconds + 5;
-  std::vector<ChildExit> exits = processes.waitAll(deadline);
-  for (int r = 0; r < nranks; ++r) {
+  if (killAll) {
+    for (int r = 0; r < nranks; ++r) kill(processes.pid(r), SIGKILL);
+    std::printf("every rank SIGKILLed\n");
+    processes.waitAll(deadline);
+  } else if (!victimExits) {
+    kill(processes.pid(victim), SIGKILL);
+  }
+  if (!killAll) std::printf("rank %d %s\n", victim, victimExits ? "exits by itself" : "SIGKILLed");
+  std::vector<ChildExit> exits = killAll ? std::vector<ChildExit>() : processes.waitAll(deadline);
+  for (int r = 0; r < static_cast<int>(exits.size()); ++r) {
     const ChildExit& e = exits[r];
     if (r == victim) {
       bool died = victimExits ? (e.exited && e.code == 3) : e.signal == SIGKILL;
