@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: run test build deps install clean
+.PHONY: run test bench build deps install clean
 
 run: build
 	BRAID_TRANSPORT=shm $(BUILD)/tools/braidrun -n 4 -- \
@@ -11,6 +11,12 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
+
+# Microbenchmarks of the host kernels (needs Google Benchmark: libbenchmark-dev).
+bench: build
+	@test -x $(BUILD)/perf/braid-microbench || \
+	  { echo "braid-microbench was not built: Google Benchmark (libbenchmark-dev) is missing"; exit 1; }
+	$(BUILD)/perf/braid-microbench --benchmark_min_time=0.05 $(BENCH_ARGS)
 
 build: deps
 	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)

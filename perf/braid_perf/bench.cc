@@ -153,6 +153,7 @@ Outcome Bench::checkOnce(const SweepSpec& spec, const CheckSpec& check, const Pl
   fillInput(check, place.send);
   Outcome outcome = launch(spec, callArgs(spec, check.layout, place));
   if (!outcome.ok()) return outcome;
+  if (options_.corruptRank == context_.rank) corruptOneElement(check, place.recv);
   *wrong = countWrong(check, place.recv);
   return sumAcrossRanks(context_, wrong);
 }

@@ -1,6 +1,7 @@
 #include "data_check.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "types.h"
@@ -173,6 +174,15 @@ int64_t countWrong(const CheckSpec& spec, const void* recv) {
     if (loadElement(spec.type, recv, index) != expected) ++wrong;
   }
   return wrong;
+}
+
+void corruptOneElement(const CheckSpec& spec, void* recv) {
+  if (!hasOutput(spec) || spec.layout.recvCount == 0) return;
+  // The least significant byte holds no sign bit, so the flip can never turn
+  // 0 into -0 (equal as floats) and always yields a different value.
+  const size_t lowByte =
+      std::endian::native == std::endian::little ? 0 : elementSize(spec.type) - 1;
+  static_cast<unsigned char*>(recv)[lowByte] ^= 0x01;
 }
 
 }  // namespace braid::perf

@@ -47,4 +47,10 @@ void fillInput(const CheckSpec& spec, void* send);
 /// whose output is undefined (non-roots of reduce and gather) count 0.
 int64_t countWrong(const CheckSpec& spec, const void* recv);
 
+/// The BRAID_PERF_CORRUPT test hook: flips the lowest bit of this rank's first
+/// output element, which changes its value in every type, so that countWrong
+/// must find exactly one more wrong element. Does nothing on a rank with no
+/// checked output (non-roots of reduce and gather) or an empty output.
+void corruptOneElement(const CheckSpec& spec, void* recv);
+
 }  // namespace braid::perf

@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "braid.h"
 #include "options.h"
+#include "progress.h"
 #include "ranks.h"
 #include "report.h"
 
@@ -66,19 +67,37 @@ Outcome runAll(const Options& options, const RankContext& context, Report* repor
   Outcome outcome = describeRanks(context, &rankLines);
   if (!outcome.ok()) return outcome;
   report->printHeader(rankLines);
+  size_t totalRows = 0;
+  for (CollectiveKind kind : options.collectives) {
+    totalRows += sweepsOf(options, kind, context.nranks).size() * sweepSizes(options).size();
+  }
+  Progress progress(/*isRankZero=*/context.rank == 0, totalRows);
   Bench bench(options, context);
   for (CollectiveKind kind : options.collectives) {
     report->printColumns(kind);
     for (const SweepSpec& sweep : sweepsOf(options, kind, context.nranks)) {
-      outcome = bench.runSweep(sweep,
-                               [report](const Measurement& outOfPlace, const Measurement& inPlace) {
-                                 report->addRow(outOfPlace, inPlace);
-                               });
+      outcome = bench.runSweep(
+          sweep, [report, &progress](const Measurement& outOfPlace, const Measurement& inPlace) {
+            report->addRow(outOfPlace, inPlace);
+            progress.rowDone(outOfPlace);
+          });
       if (!outcome.ok()) return outcome;
     }
   }
+  progress.finish();
   report->printFooter();
   return Outcome::success();
+}
+
+// Rank 0's JSON file (-J), and its table flushed; false if the file failed.
+bool writeOutputs(const Options& options, const RankContext& context, const Report& report) {
+  if (context.rank != 0) return true;
+  std::fflush(stdout);
+  if (options.jsonPath.empty()) return true;
+  std::string error;
+  if (report.writeJson(options.jsonPath, &error)) return true;
+  std::fprintf(stderr, "braid-perf: %s\n", error.c_str());
+  return false;
 }
 
 int run(int argc, char** argv) {
@@ -88,7 +107,9 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (!parsed.options) return usageError(parsed.error + " (try --help)");
-  const Options& options = *parsed.options;
+  Options options = *parsed.options;
+  std::string hookError;
+  if (!readTestHooks(&options, &hookError)) return usageError(hookError);
   if (options.memory == MemoryKind::kDevice) {
     return usageError(
         "--memory device: this braid-perf has no CUDA support yet; use --memory host");
@@ -117,25 +138,23 @@ int run(int argc, char** argv) {
   }
 
   Report report(options, context.nranks, /*prints=*/context.rank == 0, stdout);
-  const Outcome outcome = runAll(options, context, &report);
-  int status = 0;
+  Outcome outcome = runAll(options, context, &report);
+  int status = report.failedResults() > 0 ? kExitFailure : 0;
+  if (outcome.ok()) {
+    if (!writeOutputs(options, context, report)) status = kExitFailure;
+    // braidrun stops every rank as soon as one exits non-zero (as after a
+    // failed check): no rank leaves before rank 0 has written everything.
+    outcome = barrier(context);
+  }
   if (!outcome.ok()) {
     std::fprintf(stderr, "braid-perf: %s\n", outcome.message().c_str());
     // Peers may be waiting on this rank: abort so that they fail fast, not time out.
     braidCommAbort(context.comm);
-    status = kExitFailure;
-  } else {
-    if (report.failedResults() > 0) status = kExitFailure;
-    braidCommFinalize(context.comm);
-    braidCommDestroy(context.comm);
+    writeOutputs(options, context, report);  // whatever was measured before the failure
+    return kExitFailure;
   }
-  if (context.rank == 0 && !options.jsonPath.empty()) {
-    std::string error;
-    if (!report.writeJson(options.jsonPath, &error)) {
-      std::fprintf(stderr, "braid-perf: %s\n", error.c_str());
-      status = kExitFailure;
-    }
-  }
+  braidCommFinalize(context.comm);
+  braidCommDestroy(context.comm);
   return status;
 }
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 
 #include "types.h"
@@ -325,6 +326,18 @@ ParseResult parseOptions(int argc, char** argv) {
   return result;
 }
 
+bool readTestHooks(Options* options, std::string* error) {
+  const char* corrupt = std::getenv("BRAID_PERF_CORRUPT");
+  if (corrupt == nullptr || corrupt[0] == '\0') return true;
+  const std::optional<long long> rank = parseInteger(corrupt);
+  if (!rank || *rank < 0 || *rank > std::numeric_limits<int>::max()) {
+    *error = std::string("BRAID_PERF_CORRUPT: expected a rank number, got '") + corrupt + "'";
+    return false;
+  }
+  options->corruptRank = static_cast<int>(*rank);
+  return true;
+}
+
 std::string usageText(const char* program) {
   std::string text = std::string("usage: ") + program + " <collective> [flags]\n" +
                      "  collective: " + collectiveNames() + "\n" +
@@ -334,6 +347,11 @@ std::string usageText(const char* program) {
     if (left.size() < 32) left.resize(32, ' ');
     text += left + " " + flag.help + "\n";
   }
+  text +=
+      "Test hook:\n"
+      "  BRAID_PERF_CORRUPT=RANK        that rank flips one element of its output after each\n"
+      "                                 checked call (-c 1), so #wrong must be non-zero and\n"
+      "                                 the exit status 1; for testing the checker only\n";
   return text;
 }
 

@@ -38,6 +38,11 @@ struct Options {
   MemoryKind memory = MemoryKind::kHost;                    // --memory
   std::string algo;                                         // --algo -> BRAID_ALGO
   std::string proto;                                        // --proto -> BRAID_PROTO
+  // Test hook, from BRAID_PERF_CORRUPT: this rank flips one output element
+  // after each checked call, so that #wrong and the exit status must show it.
+  int corruptRank = kNoRank;
+
+  static constexpr int kNoRank = -1;
 
   static constexpr int kAllRoots = -1;
 };
@@ -51,6 +56,10 @@ struct ParseResult {
 };
 
 ParseResult parseOptions(int argc, char** argv);
+
+/// Reads BRAID_PERF_CORRUPT into `options->corruptRank`; false with `*error`
+/// set when it is set but not a rank number.
+bool readTestHooks(Options* options, std::string* error);
 
 /// The usage text, with every flag and its default.
 std::string usageText(const char* program);

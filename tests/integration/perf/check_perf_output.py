@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs braid-perf (usually under braidrun) and checks what it printed.
 
-  check_perf_output.py [--expect-rc N] [--expect-stderr TEXT] [--rows N]
+  check_perf_output.py [--expect-rc N] [--expect-stderr TEXT] [--expect-wrong N] [--rows N]
                        [--nranks N] [--json PATH] -- COMMAND...
 
 With the default --expect-rc 0 it checks that the table has nccl-tests'
@@ -9,7 +9,9 @@ columns, that every row has 13 fields and every #wrong is 0 (or N/A for
 in-place sendrecv), that the footer says "Out of bounds values : 0 OK", and
 that busbw = algbw * the collective's factor. With --json it also checks that
 the JSON file holds the same results. With another --expect-rc it checks only
-the exit status and that stderr contains --expect-stderr.
+the exit status and that stderr contains --expect-stderr, unless --expect-wrong
+N (for the BRAID_PERF_CORRUPT test hook) asks for the table to be checked with
+every checked #wrong equal to N and the footer counting those results FAILED.
 """
 
 import argparse
@@ -66,22 +68,28 @@ def parse_table(stdout):
     return rows
 
 
-def check_rows(rows, nranks, stdout):
+def check_rows(rows, nranks, expected_wrong, stdout):
+    """Checks every row; returns how many halves were checked."""
+    checked = 0
     for collective, fields in rows:
         for half, (algbw, busbw, wrong) in (("out-of-place", fields[6:9]),
                                             ("in-place", fields[10:13])):
             if wrong == "N/A" and half == "in-place" and collective in NOT_CHECKED_IN_PLACE:
                 pass
-            elif wrong != "0":
-                fail("%s %s #wrong is %s in row %s" % (collective, half, wrong, fields), stdout)
+            elif wrong != str(expected_wrong):
+                fail("%s %s #wrong is %s, expected %d, in row %s" %
+                     (collective, half, wrong, expected_wrong, fields), stdout)
+            else:
+                checked += 1
             if nranks is not None:
                 expected = float(algbw) * bus_factor(collective, nranks)
                 if abs(float(busbw) - expected) > 0.011 + 0.01 * expected:
                     fail("%s busbw %s is not algbw %s x factor" % (collective, busbw, algbw),
                          stdout)
+    return checked
 
 
-def check_json(path, rows, nranks, stdout):
+def check_json(path, rows, nranks, expected_wrong, stdout):
     with open(path) as handle:
         document = json.load(handle)
     records = document["results"]
@@ -105,8 +113,8 @@ def check_json(path, rows, nranks, stdout):
                                 abs_tol=1e-9):
                 fail("JSON record %d: busbw %s is not algbw x %g" %
                      (index, record["busbw"], factor))
-        expected_wrong = None if (record["inplace"] and collective in NOT_CHECKED_IN_PLACE) else 0
-        if record["wrong"] != expected_wrong:
+        unchecked = record["inplace"] and collective in NOT_CHECKED_IN_PLACE
+        if record["wrong"] != (None if unchecked else expected_wrong):
             fail("JSON record %d: wrong is %s" % (index, record["wrong"]))
 
 
@@ -118,6 +126,8 @@ def main():
     parser.add_argument("--nranks", type=int, default=None)
     parser.add_argument("--json", default=None)
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--expect-wrong", type=int, default=0,
+                        help="#wrong expected in every checked result (test hook runs)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -133,20 +143,22 @@ def main():
         fail("exit status %d, expected %d" % (proc.returncode, args.expect_rc), output)
     if args.expect_stderr is not None and args.expect_stderr not in proc.stderr:
         fail("stderr does not mention %r" % args.expect_stderr, output)
-    if args.expect_rc != 0:
+    if args.expect_rc != 0 and args.expect_wrong == 0:
         print("OK: exit status %d" % proc.returncode)
         return
 
     rows = parse_table(proc.stdout)
     if args.rows is not None and len(rows) != args.rows:
         fail("%d table rows, expected %d" % (len(rows), args.rows), output)
-    check_rows(rows, args.nranks, output)
-    if "# Out of bounds values : 0 OK" not in proc.stdout:
-        fail("footer does not say 'Out of bounds values : 0 OK'", output)
+    checked = check_rows(rows, args.nranks, args.expect_wrong, output)
+    footer = ("# Out of bounds values : 0 OK" if args.expect_wrong == 0 else
+              "# Out of bounds values : %d FAILED" % checked)
+    if footer not in proc.stdout:
+        fail("footer does not say %r" % footer, output)
     if not re.search(r"# Avg bus bandwidth\s+: \S+", proc.stdout):
         fail("footer has no 'Avg bus bandwidth'", output)
     if args.json:
-        check_json(args.json, rows, args.nranks, output)
+        check_json(args.json, rows, args.nranks, args.expect_wrong, output)
     print("OK: %d rows" % len(rows))
 
 
