@@ -15,6 +15,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/unique_id.h"
+#include "comm/schedule_cache.h"
 #include "core/config.h"
 #include "core/status.h"
 #include "transports/connector.h"
@@ -54,6 +55,9 @@ class Comm {
   /// communicator run one at a time, so one buffer serves them all).
   uint8_t* scratch(size_t bytes);
 
+  /// Schedules already built on this communicator (used by one call at a time).
+  ScheduleCache& schedules() { return schedules_; }
+
   /// Counts calls in flight, so destruction can wait for them to leave.
   void enter() { active_.fetch_add(1); }
   void leave() { active_.fetch_sub(1); }
@@ -79,6 +83,7 @@ class Comm {
   std::string lastError_;
 
   std::vector<uint8_t> scratch_;
+  ScheduleCache schedules_;
 };
 
 }  // namespace braid

@@ -20,7 +20,8 @@ using coll::ScheduleRunner;
 
 // What one communicator is running now: one collective, or a batch of sends/recvs.
 struct Stage {
-  std::vector<coll::Schedule> schedules;  // reserved up front: runners point into it
+  // Shared with the communicator's schedule cache; runners point into them.
+  std::vector<std::shared_ptr<const coll::Schedule>> schedules;
   std::vector<std::unique_ptr<ScheduleRunner>> runners;
 };
 
@@ -91,20 +92,20 @@ class CommWork {
 
   Status buildCollective(const Op& op) {
     auto stage = std::make_unique<Stage>();
-    BRAID_ASSIGN_OR_RETURN(coll::Schedule schedule,
-                           coll::buildSchedule(toCollArgs(op), comm_->config().algorithm));
-    stage->schedules.push_back(std::move(schedule));
+    BRAID_ASSIGN_OR_RETURN(std::shared_ptr<const coll::Schedule> schedule,
+                           comm_->schedules().get(toCollArgs(op), comm_->config().algorithm));
     coll::Buffers b;
     b.send = static_cast<const uint8_t*>(op.send);
     b.recv = static_cast<uint8_t*>(op.recv);
     b.sendBytes = sendBufferBytes(op);
     b.recvBytes = recvBufferBytes(op);
-    b.scratchBytes = stage->schedules[0].scratchBytes;
+    b.scratchBytes = schedule->scratchBytes;
     b.scratch = b.scratchBytes ? comm_->scratch(b.scratchBytes) : nullptr;
     stage->runners.push_back(std::make_unique<ScheduleRunner>(
-        comm_->transport(), &stage->schedules[0], b, op.type, op.op, comm_->nranks()));
+        comm_->transport(), schedule.get(), b, op.type, op.op, comm_->nranks()));
+    stage->schedules.push_back(std::move(schedule));
     BRAID_TRACE("%s: %zu elements, %s, %zu steps", op.apiName, op.count,
-                stage->schedules[0].algorithm.c_str(), stage->schedules[0].steps.size());
+                stage->schedules[0]->algorithm.c_str(), stage->schedules[0]->steps.size());
     stage_ = std::move(stage);
     return Status::ok();
   }
@@ -113,7 +114,6 @@ class CommWork {
   // call order; sends to self are matched with receives from self here.
   Status buildPointToPoint(size_t begin, size_t end) {
     auto stage = std::make_unique<Stage>();
-    stage->schedules.reserve(end - begin);
     std::vector<const Op*> selfSends, selfRecvs;
     for (size_t i = begin; i < end; ++i) {
       const Op& op = *ops_[i];
@@ -127,9 +127,9 @@ class CommWork {
       a.kind = op.kind == OpKind::kSend ? coll::ActionKind::kSend : coll::ActionKind::kRecv;
       (op.kind == OpKind::kSend ? a.src : a.dst) = {
           op.kind == OpKind::kSend ? coll::BufferId::kSend : coll::BufferId::kRecv, 0, bytes};
-      coll::Schedule s;
-      s.algorithm = op.kind == OpKind::kSend ? "send" : "recv";
-      s.steps.push_back(coll::Step{{a}});
+      auto s = std::make_shared<coll::Schedule>();
+      s->algorithm = op.kind == OpKind::kSend ? "send" : "recv";
+      s->steps.push_back(coll::Step{{a}});
       stage->schedules.push_back(std::move(s));
       coll::Buffers b;
       b.send = static_cast<const uint8_t*>(op.send);
@@ -137,7 +137,7 @@ class CommWork {
       b.sendBytes = op.kind == OpKind::kSend ? bytes : 0;
       b.recvBytes = op.kind == OpKind::kRecv ? bytes : 0;
       stage->runners.push_back(std::make_unique<ScheduleRunner>(
-          comm_->transport(), &stage->schedules.back(), b, op.type, op.op, comm_->nranks()));
+          comm_->transport(), stage->schedules.back().get(), b, op.type, op.op, comm_->nranks()));
     }
     BRAID_RETURN_IF_ERROR(matchSelf(selfSends, selfRecvs));
     if (!stage->runners.empty()) stage_ = std::move(stage);
@@ -189,7 +189,7 @@ Status waitLoop(std::vector<CommWork>& works) {
   for (auto& w : works) {
     timeout = std::min(timeout, w.comm()->config().timeoutSeconds);
   }
-  Deadline deadline = Deadline::in(timeout);
+  Deadline deadline;  // set when idleness begins
   int idle = 0;
   while (true) {
     bool progressed = false, allDone = true;
@@ -205,9 +205,11 @@ Status waitLoop(std::vector<CommWork>& works) {
     if (allDone) return Status::ok();
     if (progressed) {
       idle = 0;
-      deadline = Deadline::in(timeout);
       continue;
     }
+    // The deadline counts from the last progress; reading the clock only
+    // when idleness begins keeps it off the busy path.
+    if (idle == 0) deadline = Deadline::in(timeout);
     CommWork* waiting = nullptr;
     for (auto& w : works) {
       if (w.done()) continue;

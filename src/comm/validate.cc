@@ -49,10 +49,12 @@ coll::CollArgs toCollArgs(const Op& op) {
   a.nranks = comm.nranks();
   a.inPlace = isInPlace(op);
   a.chunkBytes = comm.config().chunkBytes;
-  a.sendCounts = op.sendCounts;
-  a.sendDispls = op.sendDispls;
-  a.recvCounts = op.recvCounts;
-  a.recvDispls = op.recvDispls;
+  if (op.coll == CollKind::kAllToAllv) {  // the only kind that reads them
+    a.sendCounts = op.sendCounts;
+    a.sendDispls = op.sendDispls;
+    a.recvCounts = op.recvCounts;
+    a.recvDispls = op.recvDispls;
+  }
   return a;
 }
 

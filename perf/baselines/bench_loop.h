@@ -1,0 +1,205 @@
+// The one measurement loop shared by the braid, OpenMPI and Gloo comparison
+// programs (bench_braid, bench_mpi, bench_gloo), so that perf/compare times the
+// three libraries in literally the same way; only the Backend adapter differs.
+//
+// Methodology (nccl-tests sizes and bus-bandwidth factors):
+//   - `size` is nccl-tests' size: the bytes of the larger buffer (allreduce,
+//     broadcast: count*4; allgather: recv; reducescatter: send; alltoall: the
+//     whole send buffer). Sizes whose per-rank count would be 0 are skipped.
+//   - warm-up calls, then for each timed iteration: backend barrier, time one
+//     call with steady_clock on every rank; after the loop an element-wise max
+//     over ranks turns the per-rank times into per-iteration times (an
+//     iteration lasts until its slowest rank is done). The reported time is the
+//     median of those; algbw = size / time, busbw = algbw * factor.
+//   - Every per-iteration time goes into the JSON (samples_us) so that the
+//     driver can pool several alternating runs before taking the median.
+// The JSON has the fields perf/plot reads from braid-perf -J files.
+#ifndef BRAID_PERF_BASELINES_BENCH_LOOP_H_
+#define BRAID_PERF_BASELINES_BENCH_LOOP_H_
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+enum class Collective { kAllReduce, kBroadcast, kAllGather, kReduceScatter, kAllToAll };
+
+inline const char* collectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce: return "allreduce";
+    case Collective::kBroadcast: return "broadcast";
+    case Collective::kAllGather: return "allgather";
+    case Collective::kReduceScatter: return "reducescatter";
+    case Collective::kAllToAll: return "alltoall";
+  }
+  return "?";
+}
+
+// nccl-tests' busbw factor: the share of `size` each rank must move.
+inline double busBwFactor(Collective c, int n) {
+  if (c == Collective::kAllReduce) return 2.0 * (n - 1) / n;
+  if (c == Collective::kBroadcast) return 1.0;
+  return static_cast<double>(n - 1) / n;
+}
+
+// The per-rank element count the API takes for a `size`-byte test.
+inline size_t perRankCount(Collective c, size_t size, int n) {
+  size_t elements = size / sizeof(float);
+  if (c == Collective::kAllReduce || c == Collective::kBroadcast) return elements;
+  return elements / n;
+}
+
+// Iteration counts depend on the size only, the same for every backend; they
+// keep a full 2- and 4-rank sweep to minutes on a 2-core machine.
+inline int warmupIterations(size_t size) { return size <= (1u << 20) ? 5 : 2; }
+inline int timedIterations(size_t size) {
+  if (size <= (64u << 10)) return 40;
+  if (size <= (2u << 20)) return 20;
+  if (size <= (16u << 20)) return 10;
+  return 5;
+}
+
+struct Options {
+  size_t minBytes = 8;
+  size_t maxBytes = 128u << 20;
+  size_t factor = 8;
+  std::vector<Collective> collectives;
+  std::string jsonPath;
+};
+
+inline bool parseCollectives(const char* list, std::vector<Collective>* out) {
+  const Collective all[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kAllGather,
+                            Collective::kReduceScatter, Collective::kAllToAll};
+  std::string text(list);
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string name = text.substr(start, end - start);
+    bool known = false;
+    for (Collective c : all) {
+      if (name == "all" || name == collectiveName(c)) {
+        out->push_back(c);
+        known = true;
+      }
+    }
+    if (!known) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+// Usage: prog [-b MIN] [-e MAX] [-f FACTOR] [-c COLL[,COLL...]|all] [-J FILE]
+inline bool parseOptions(int argc, char** argv, Options* options) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const char* flag = argv[i];
+    const char* value = argv[i + 1];
+    if (!std::strcmp(flag, "-b")) options->minBytes = std::strtoull(value, nullptr, 10);
+    else if (!std::strcmp(flag, "-e")) options->maxBytes = std::strtoull(value, nullptr, 10);
+    else if (!std::strcmp(flag, "-f")) options->factor = std::strtoull(value, nullptr, 10);
+    else if (!std::strcmp(flag, "-J")) options->jsonPath = value;
+    else if (!std::strcmp(flag, "-c")) {
+      if (!parseCollectives(value, &options->collectives)) return false;
+    } else {
+      return false;
+    }
+  }
+  if (argc % 2 == 0 || options->minBytes == 0 || options->factor < 2) return false;
+  if (options->collectives.empty()) parseCollectives("all", &options->collectives);
+  return true;
+}
+
+struct Result {
+  Collective collective;
+  size_t size;
+  size_t count;
+  std::vector<double> samplesUs;  // per-iteration max over ranks
+  double medianUs;
+};
+
+inline double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+// Backend needs: rank(), nranks(), supports(c), prepare(c, count, send, recv),
+// run(c, count, send, recv), barrier(), maxOverRanks(double*, n). Failures
+// inside a backend print a message and exit, as a benchmark may.
+template <typename Backend>
+std::vector<Result> runSweep(Backend& backend, const Options& options) {
+  const int n = backend.nranks();
+  const size_t floats = options.maxBytes / sizeof(float) + 1;
+  std::vector<float> send(floats, 1.0f), recv(floats, 0.0f);
+  std::vector<Result> results;
+  for (Collective c : options.collectives) {
+    if (!backend.supports(c)) continue;
+    for (size_t size = options.minBytes; size <= options.maxBytes; size *= options.factor) {
+      size_t count = perRankCount(c, size, n);
+      if (count == 0) continue;
+      backend.prepare(c, count, send.data(), recv.data());
+      for (int i = 0; i < warmupIterations(size); ++i) backend.run(c, count, send.data(), recv.data());
+      std::vector<double> times(timedIterations(size));
+      for (double& time : times) {
+        backend.barrier();
+        auto start = std::chrono::steady_clock::now();
+        backend.run(c, count, send.data(), recv.data());
+        time = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                   .count();
+      }
+      backend.maxOverRanks(times.data(), times.size());
+      results.push_back({c, size, count, times, median(times)});
+    }
+  }
+  return results;
+}
+
+inline void report(const char* backendName, const char* transport, int n,
+                   const std::vector<Result>& results, const Options& options) {
+  std::printf("# %s, %d ranks, %s: median of per-iteration max-over-ranks time\n", backendName,
+              n, transport);
+  std::printf("# %-13s %12s %12s %10s %10s\n", "collective", "size(B)", "time(us)", "algbw",
+              "busbw");
+  for (const Result& r : results) {
+    double algbw = r.size / r.medianUs / 1e3;
+    std::printf("  %-13s %12zu %12.2f %10.3f %10.3f\n", collectiveName(r.collective), r.size,
+                r.medianUs, algbw, algbw * busBwFactor(r.collective, n));
+  }
+  if (options.jsonPath.empty()) return;
+  FILE* file = std::fopen(options.jsonPath.c_str(), "w");
+  if (!file) {
+    std::fprintf(stderr, "%s: cannot write %s\n", backendName, options.jsonPath.c_str());
+    std::exit(1);
+  }
+  std::fprintf(file, "{\n  \"tool\": \"bench_%s\", \"backend\": \"%s\", \"transport\": \"%s\", "
+               "\"nranks\": %d,\n  \"results\": [", backendName, backendName, transport, n);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    double algbw = r.size / r.medianUs / 1e3;
+    bool rooted = r.collective == Collective::kBroadcast;
+    bool reduces = r.collective == Collective::kAllReduce ||
+                   r.collective == Collective::kReduceScatter;
+    std::fprintf(file,
+                 "%s\n    {\"collective\": \"%s\", \"size\": %zu, \"count\": %zu, "
+                 "\"type\": \"float32\", \"redop\": \"%s\", \"root\": %d, \"inplace\": false, "
+                 "\"time_us\": %.9g, \"algbw\": %.9g, \"busbw\": %.9g, \"busbw_factor\": %.9g, "
+                 "\"samples_us\": [",
+                 i ? "," : "", collectiveName(r.collective), r.size, r.count,
+                 reduces ? "sum" : "none", rooted ? 0 : -1, r.medianUs, algbw,
+                 algbw * busBwFactor(r.collective, n), busBwFactor(r.collective, n));
+    for (size_t j = 0; j < r.samplesUs.size(); ++j)
+      std::fprintf(file, "%s%.6g", j ? ", " : "", r.samplesUs[j]);
+    std::fprintf(file, "]}");
+  }
+  std::fprintf(file, "\n  ]\n}\n");
+  std::fclose(file);
+}
+
+}  // namespace bench
+
+#endif  // BRAID_PERF_BASELINES_BENCH_LOOP_H_
