@@ -9,10 +9,11 @@ namespace braid::coll {
 
 namespace {
 
-// Below this many bytes per rank (and with more than two ranks) rooted and
-// all-reduce collectives use the double binary tree. Small messages are bound
-// by per-hop latency: the tree needs O(log n) hops in sequence where the ring
-// needs O(n) (2(n-1) for all-reduce). Large ones are bound by bandwidth, where
+// Below this many bytes per rank (and with more than two ranks) rooted
+// collectives, and all-reduces too large for recursive doubling (below), use
+// the double binary tree. Small messages are bound by per-hop latency: the
+// tree needs O(log n) hops in sequence where the ring needs O(n) (2(n-1) for
+// all-reduce). Large ones are bound by bandwidth, where
 // the ring is optimal (each rank sends 2(n-1)/n of the buffer for all-reduce)
 // and pipelines without the tree's fill and drain. 64 KiB is where, on shared
 // memory and TCP alike, a few microseconds per hop times the extra hops stop
@@ -20,11 +21,24 @@ namespace {
 // The topology tuner may replace this rule with a cost model.
 constexpr size_t kTreeMaxBytes = 64 << 10;
 
+// Up to this many bytes per rank, all-reduce uses recursive doubling: log2(n)
+// whole-buffer exchanges (plus a fold and an unfold when n is not a power of
+// two), the fewest hops in sequence, against the tree's 2 log2(n) and the
+// ring's 2(n-1). It moves log2(n) times the buffer per rank, so it loses once
+// bandwidth counts. Measured with braid-perf on shm and TCP (a busy 2-core
+// VM, n = 2..4): rd was fastest through 8 KiB everywhere, on par with or ahead
+// of the tree at 16 KiB, behind it at 64 KiB for four ranks; 16 KiB keeps rd
+// where it wins or ties.
+// Floating min/max are not bitwise commutative, so those keep the tree.
+constexpr size_t kRecursiveDoublingMaxBytes = 16 << 10;
+
 const std::vector<Algorithm>& registry() {
   // Per collective, the large-message default comes first (algorithmNames keeps this order).
   static const std::vector<Algorithm> kAlgorithms = {
       {"ring", CollKind::kAllReduce, nullptr, buildRingAllReduce},
       {"tree", CollKind::kAllReduce, nullptr, buildTreeAllReduce},
+      {"rd", CollKind::kAllReduce, supportsRecursiveDoublingAllReduce,
+       buildRecursiveDoublingAllReduce},
       {"ring", CollKind::kBroadcast, nullptr, buildRingBroadcast},
       {"tree", CollKind::kBroadcast, nullptr, buildTreeBroadcast},
       {"ring", CollKind::kReduce, nullptr, buildRingReduce},
@@ -97,14 +111,18 @@ bool isAlgorithmName(const std::string& name) {
 
 const Algorithm& defaultAlgorithm(const CollArgs& args) {
   const char* name = nullptr;
+  const size_t bytes = args.count * typeSize(args.type);
   switch (args.kind) {
     case CollKind::kAllReduce:
+      if (bytes <= kRecursiveDoublingMaxBytes && supportsRecursiveDoublingAllReduce(args)) {
+        name = "rd";
+        break;
+      }
+      [[fallthrough]];
     case CollKind::kBroadcast:
-    case CollKind::kReduce: {
-      bool small = args.count * typeSize(args.type) <= kTreeMaxBytes;
-      name = small && args.nranks > 2 ? "tree" : "ring";
+    case CollKind::kReduce:
+      name = bytes <= kTreeMaxBytes && args.nranks > 2 ? "tree" : "ring";
       break;
-    }
     case CollKind::kAllToAll:
     case CollKind::kAllToAllv:
       // Each block crosses one link; the ring relay moves ~n/2 times more data.

@@ -16,7 +16,7 @@
 namespace braid::coll {
 
 struct Algorithm {
-  const char* name;  // "ring", "tree", "pairwise", "direct", "dissemination"
+  const char* name;  // "ring", "tree", "rd", "pairwise", "direct", "dissemination"
   CollKind kind;
   /// Whether the algorithm can run these arguments (nullptr: always). Must answer
   /// the same on every rank.

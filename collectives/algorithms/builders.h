@@ -30,4 +30,8 @@ Schedule buildDirectScatter(const CollArgs& args);
 
 Schedule buildDisseminationBarrier(const CollArgs& args);
 
+/// Recursive doubling ("rd"): AllReduce only, and not floating min/max (see its file).
+bool supportsRecursiveDoublingAllReduce(const CollArgs& args);
+Schedule buildRecursiveDoublingAllReduce(const CollArgs& args);
+
 }  // namespace braid::coll

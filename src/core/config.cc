@@ -82,7 +82,7 @@ Result<Config> Config::fromEnv() {
     c.timeoutSeconds = t;
   }
   BRAID_RETURN_IF_ERROR(readChoice("BRAID_TRANSPORT", {"shm", "socket"}, &c.transport));
-  BRAID_RETURN_IF_ERROR(readChoice("BRAID_ALGO", {"ring", "tree", "pairwise", "direct",
+  BRAID_RETURN_IF_ERROR(readChoice("BRAID_ALGO", {"ring", "tree", "rd", "pairwise", "direct",
                                                    "dissemination"}, &c.algorithm));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_CHUNK_BYTES", 64, &c.chunkBytes));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes));

@@ -1,7 +1,7 @@
 // Forced algorithms: BRAID_ALGO=ring and =tree for AllReduce, Broadcast and
-// Reduce, on shm and socket with 1..8 ranks (the auto choice is covered by the
-// other collectives_* sweeps). Each algorithm needs its own communicator,
-// since the variable is read at init.
+// Reduce, =rd for AllReduce (its only collective), on shm and socket with
+// 1..8 ranks (the auto choice is covered by the other collectives_* sweeps).
+// Each algorithm needs its own communicator, since the variable is read at init.
 #include <gtest/gtest.h>
 
 #include "support/sweep_runner.h"
@@ -17,6 +17,7 @@ TEST_P(AlgoSweepTest, MatchesReference) {
   const auto& [algorithm, transport, nranks] = GetParam();
   SweepSpec spec;
   spec.collectives = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce};
+  if (algorithm == "rd") spec.collectives = {Collective::kAllReduce};
   runSweepOnThreads(nranks, spec,
                     SpawnOptions::withTransport(transport).set("BRAID_ALGO", algorithm));
 }
@@ -27,7 +28,7 @@ std::string algoParamName(const ::testing::TestParamInfo<AlgoParam>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Grid, AlgoSweepTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "rd"),
                                             ::testing::ValuesIn(sweepTransports()),
                                             ::testing::ValuesIn(sweepRankCounts())),
                          algoParamName);

@@ -345,9 +345,10 @@ TEST_P(ScheduleCollectiveTest, MatchesReferenceWithBufferingConnectors) {
   }
 }
 
-// Automatic selection on both sides of the tree / ring size threshold.
+// Automatic selection on both sides of the rd / tree and tree / ring size thresholds.
 TEST(ScheduleDefaultTest, AutomaticChoicesMatchReference) {
-  for (size_t count : {size_t(16 << 10), size_t(16 << 10) + 1}) {
+  for (size_t count :
+       {size_t(4 << 10), size_t(4 << 10) + 1, size_t(16 << 10), size_t(16 << 10) + 1}) {
     for (CollKind kind : {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce}) {
       Case c{kind, "", 4, count, 64 << 10, false, braidFloat32, braidSum, 3};
       runCase(c);

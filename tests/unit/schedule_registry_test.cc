@@ -59,7 +59,14 @@ TEST(AlgorithmRegistryTest, DefaultsFollowSizeAndRankCount) {
   const size_t treeLimit = (64 << 10) / 4;  // float32 elements in 64 KiB
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllReduce, treeLimit, 4)).name, "tree");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllReduce, treeLimit + 1, 4)).name, "ring");
-  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllReduce, 1, 2)).name, "ring");
+  const size_t rdLimit = (16 << 10) / 4;  // float32 elements in 16 KiB
+  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllReduce, 1, 2)).name, "rd");
+  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllReduce, rdLimit, 7)).name, "rd");
+  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllReduce, rdLimit + 1, 7)).name, "tree");
+  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllReduce, rdLimit + 1, 2)).name, "ring");
+  CollArgs floatMax = argsOf(CollKind::kAllReduce, 1, 4);
+  floatMax.op = braidMax;  // not bitwise commutative on floats: rd declines it
+  EXPECT_STREQ(defaultAlgorithm(floatMax).name, "tree");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, 100, 8)).name, "tree");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kReduce, 100, 3)).name, "tree");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllGather, 100, 8)).name, "ring");
@@ -77,7 +84,7 @@ TEST(AlgorithmRegistryTest, ForcedNamesApplyOrFallBack) {
   EXPECT_EQ(forced->algorithm, "ring");
   Result<Schedule> automatic = buildSchedule(argsOf(CollKind::kAllReduce, 10, 4), "");
   ASSERT_TRUE(automatic.isOk());
-  EXPECT_EQ(automatic->algorithm, "tree");
+  EXPECT_EQ(automatic->algorithm, "rd");
   // Known names that do not implement the collective fall back to its default.
   Result<Schedule> fallback = buildSchedule(argsOf(CollKind::kAllToAllv, 10, 4), "ring");
   ASSERT_TRUE(fallback.isOk());
