@@ -9,6 +9,7 @@
 
 #include "collectives/algorithm.h"
 #include "collectives/host/schedule_runner.h"
+#include "comm/argument_check.h"
 #include "comm/comm.h"
 #include "core/log.h"
 #include "core/types.h"
@@ -23,6 +24,10 @@ struct Stage {
   // Shared with the communicator's schedule cache; runners point into them.
   std::vector<std::shared_ptr<const coll::Schedule>> schedules;
   std::vector<std::unique_ptr<ScheduleRunner>> runners;
+  // BRAID_CHECK: this stage exchanges signatures; `checked` runs once they match.
+  const Op* checked = nullptr;
+  CallSignature mine;
+  std::vector<CallSignature> all;  // one per rank
 };
 
 // Nothing to move: zero-count collectives (but a barrier always synchronises).
@@ -57,7 +62,11 @@ class CommWork {
         stageDone &= r->done();
       }
       if (!stageDone) return Status::ok();
-      stage_.reset();
+      std::unique_ptr<Stage> finished = std::move(stage_);
+      if (finished->checked != nullptr) {
+        BRAID_RETURN_IF_ERROR(compareSignatures(finished->all));
+        if (!isEmpty(*finished->checked)) BRAID_RETURN_IF_ERROR(buildCollective(*finished->checked));
+      }
     }
     return Status::ok();
   }
@@ -80,6 +89,7 @@ class CommWork {
     const Op& first = *ops_[next_];
     if (first.kind == OpKind::kCollective) {
       ++next_;
+      if (comm_->config().checkArguments && comm_->nranks() > 1) return buildCheck(first);
       if (isEmpty(first)) return Status::ok();
       return buildCollective(first);
     }
@@ -88,6 +98,34 @@ class CommWork {
     Status s = buildPointToPoint(next_, end);
     next_ = end;
     return s;
+  }
+
+  Status buildCheck(const Op& op) {
+    auto stage = std::make_unique<Stage>();
+    stage->checked = &op;
+    stage->mine = signatureOf(op);
+    stage->all.resize(comm_->nranks());
+    coll::CollArgs gather;
+    gather.kind = coll::CollKind::kAllGather;
+    gather.count = sizeof(CallSignature);
+    gather.type = braidUint8;
+    gather.rank = comm_->rank();
+    gather.nranks = comm_->nranks();
+    gather.chunkBytes = comm_->config().chunkBytes;
+    BRAID_ASSIGN_OR_RETURN(std::shared_ptr<const coll::Schedule> schedule,
+                           comm_->schedules().get(gather, ""));
+    coll::Buffers b;
+    b.send = reinterpret_cast<const uint8_t*>(&stage->mine);
+    b.recv = reinterpret_cast<uint8_t*>(stage->all.data());
+    b.sendBytes = sizeof(CallSignature);
+    b.recvBytes = stage->all.size() * sizeof(CallSignature);
+    b.scratchBytes = schedule->scratchBytes;
+    b.scratch = b.scratchBytes ? comm_->scratch(b.scratchBytes) : nullptr;
+    stage->runners.push_back(std::make_unique<ScheduleRunner>(
+        comm_->transport(), schedule.get(), b, braidUint8, braidSum, comm_->nranks()));
+    stage->schedules.push_back(std::move(schedule));
+    stage_ = std::move(stage);
+    return Status::ok();
   }
 
   Status buildCollective(const Op& op) {
