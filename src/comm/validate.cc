@@ -6,6 +6,7 @@
 #include "collectives/algorithm.h"
 #include "comm/comm.h"
 #include "comm/op.h"
+#include "core/device_memory.h"
 #include "core/types.h"
 
 namespace braid {
@@ -127,6 +128,11 @@ Status validate(const Op& op) {
   if (recvBufferBytes(op) > 0 && op.recv == nullptr) {
     return bad(op, "recvbuff is NULL but this rank receives " +
                        std::to_string(recvBufferBytes(op)) + " bytes");
+  }
+  if (isDeviceMemory(op.send) || isDeviceMemory(op.recv)) {
+    return invalidUsage(std::string(op.apiName) +
+                        ": a buffer is CUDA device memory, but this build runs collectives on "
+                        "host memory only (the device path is not implemented yet)");
   }
   if (op.kind == OpKind::kCollective && overlapsBadly(op)) {
     return bad(op, "sendbuff and recvbuff overlap, but not in an in-place form");

@@ -1,0 +1,15 @@
+// Telling CUDA device memory from host memory without linking CUDA.
+//
+// Until the device path exists, a device buffer handed to a host collective
+// must be refused, not dereferenced. braid asks the CUDA driver only when the
+// application has already loaded it (dlopen with RTLD_NOLOAD), so CPU-only
+// programs never load or depend on CUDA.
+#pragma once
+
+namespace braid {
+
+/// True when `ptr` is CUDA device memory the host cannot read (managed
+/// memory counts as host-readable). False when CUDA is not in use.
+bool isDeviceMemory(const void* ptr);
+
+}  // namespace braid
