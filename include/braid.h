@@ -24,7 +24,7 @@ extern "C" {
 #define BRAID_MAJOR 0
 #define BRAID_MINOR 1
 #define BRAID_PATCH 0
-#define BRAID_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define BRAID_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #define BRAID_VERSION_CODE BRAID_VERSION(BRAID_MAJOR, BRAID_MINOR, BRAID_PATCH)
 
 /** Passed as `color` to braidCommSplit by ranks that want no new communicator. */

@@ -85,7 +85,7 @@ Status ScheduleRunner::start(size_t index) {
   started_[index] = 1;
   switch (a.kind) {
     case ActionKind::kSend: {
-      BRAID_ASSIGN_OR_RETURN(uint8_t* src, resolve(a.src, false));
+      BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
       return transport_->connector(a.peer)->postSend(src, a.src.bytes, &req);
     }
     case ActionKind::kRecv:
@@ -94,21 +94,21 @@ Status ScheduleRunner::start(size_t index) {
       BRAID_ASSIGN_OR_RETURN(sink.dst, resolve(a.dst, true));
       sink.elemSize = elemSize_;
       if (a.kind == ActionKind::kRecvReduce) {
-        BRAID_ASSIGN_OR_RETURN(uint8_t* accum, resolve(a.src, false));
+        BRAID_ASSIGN_OR_RETURN(uint8_t * accum, resolve(a.src, false));
         sink.accum = accum;
         sink.reduce = reduce_;
       }
       return transport_->connector(a.peer)->postRecv(sink, a.dst.bytes, &req);
     }
     case ActionKind::kCopy: {
-      BRAID_ASSIGN_OR_RETURN(uint8_t* src, resolve(a.src, false));
-      BRAID_ASSIGN_OR_RETURN(uint8_t* dst, resolve(a.dst, true));
+      BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
+      BRAID_ASSIGN_OR_RETURN(uint8_t * dst, resolve(a.dst, true));
       if (src != dst && a.dst.bytes > 0) std::memmove(dst, src, a.dst.bytes);
       req.done = true;
       return Status::ok();
     }
     case ActionKind::kDivide: {
-      BRAID_ASSIGN_OR_RETURN(uint8_t* dst, resolve(a.dst, true));
+      BRAID_ASSIGN_OR_RETURN(uint8_t * dst, resolve(a.dst, true));
       if (a.dst.bytes > 0) divide_(dst, a.dst.bytes / elemSize_, nranks_);
       req.done = true;
       return Status::ok();

@@ -31,11 +31,16 @@ enum class Collective { kAllReduce, kBroadcast, kAllGather, kReduceScatter, kAll
 
 inline const char* collectiveName(Collective c) {
   switch (c) {
-    case Collective::kAllReduce: return "allreduce";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kAllGather: return "allgather";
-    case Collective::kReduceScatter: return "reducescatter";
-    case Collective::kAllToAll: return "alltoall";
+    case Collective::kAllReduce:
+      return "allreduce";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kAllGather:
+      return "allgather";
+    case Collective::kReduceScatter:
+      return "reducescatter";
+    case Collective::kAllToAll:
+      return "alltoall";
   }
   return "?";
 }
@@ -99,10 +104,14 @@ inline bool parseOptions(int argc, char** argv, Options* options) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const char* flag = argv[i];
     const char* value = argv[i + 1];
-    if (!std::strcmp(flag, "-b")) options->minBytes = std::strtoull(value, nullptr, 10);
-    else if (!std::strcmp(flag, "-e")) options->maxBytes = std::strtoull(value, nullptr, 10);
-    else if (!std::strcmp(flag, "-f")) options->factor = std::strtoull(value, nullptr, 10);
-    else if (!std::strcmp(flag, "-J")) options->jsonPath = value;
+    if (!std::strcmp(flag, "-b"))
+      options->minBytes = std::strtoull(value, nullptr, 10);
+    else if (!std::strcmp(flag, "-e"))
+      options->maxBytes = std::strtoull(value, nullptr, 10);
+    else if (!std::strcmp(flag, "-f"))
+      options->factor = std::strtoull(value, nullptr, 10);
+    else if (!std::strcmp(flag, "-J"))
+      options->jsonPath = value;
     else if (!std::strcmp(flag, "-c")) {
       if (!parseCollectives(value, &options->collectives)) return false;
     } else {
@@ -143,7 +152,8 @@ std::vector<Result> runSweep(Backend& backend, const Options& options) {
       size_t count = perRankCount(c, size, n);
       if (count == 0) continue;
       backend.prepare(c, count, send.data(), recv.data());
-      for (int i = 0; i < warmupIterations(size); ++i) backend.run(c, count, send.data(), recv.data());
+      for (int i = 0; i < warmupIterations(size); ++i)
+        backend.run(c, count, send.data(), recv.data());
       std::vector<double> times(timedIterations(size));
       for (double& time : times) {
         backend.barrier();
@@ -161,8 +171,8 @@ std::vector<Result> runSweep(Backend& backend, const Options& options) {
 
 inline void report(const char* backendName, const char* transport, int n,
                    const std::vector<Result>& results, const Options& options) {
-  std::printf("# %s, %d ranks, %s: median of per-iteration max-over-ranks time\n", backendName,
-              n, transport);
+  std::printf("# %s, %d ranks, %s: median of per-iteration max-over-ranks time\n", backendName, n,
+              transport);
   std::printf("# %-13s %12s %12s %10s %10s\n", "collective", "size(B)", "time(us)", "algbw",
               "busbw");
   for (const Result& r : results) {
@@ -176,14 +186,16 @@ inline void report(const char* backendName, const char* transport, int n,
     std::fprintf(stderr, "%s: cannot write %s\n", backendName, options.jsonPath.c_str());
     std::exit(1);
   }
-  std::fprintf(file, "{\n  \"tool\": \"bench_%s\", \"backend\": \"%s\", \"transport\": \"%s\", "
-               "\"nranks\": %d,\n  \"results\": [", backendName, backendName, transport, n);
+  std::fprintf(file,
+               "{\n  \"tool\": \"bench_%s\", \"backend\": \"%s\", \"transport\": \"%s\", "
+               "\"nranks\": %d,\n  \"results\": [",
+               backendName, backendName, transport, n);
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     double algbw = r.size / r.medianUs / 1e3;
     bool rooted = r.collective == Collective::kBroadcast;
-    bool reduces = r.collective == Collective::kAllReduce ||
-                   r.collective == Collective::kReduceScatter;
+    bool reduces =
+        r.collective == Collective::kAllReduce || r.collective == Collective::kReduceScatter;
     std::fprintf(file,
                  "%s\n    {\"collective\": \"%s\", \"size\": %zu, \"count\": %zu, "
                  "\"type\": \"float32\", \"redop\": \"%s\", \"root\": %d, \"inplace\": false, "

@@ -89,8 +89,9 @@ braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist)
                                     " must be positive");
     }
     if (devlist != nullptr) {
-      return braid::invalidUsage("braidCommInitAll: devlist names CUDA devices, which this build "
-                                 "does not drive yet; pass NULL for host ranks");
+      return braid::invalidUsage(
+          "braidCommInitAll: devlist names CUDA devices, which this build "
+          "does not drive yet; pass NULL for host ranks");
     }
     BRAID_ASSIGN_OR_RETURN(braid::Config config, braid::Config::fromEnv());
     BRAID_ASSIGN_OR_RETURN(bootstrap::UniqueId id,

@@ -12,7 +12,8 @@ thread_local std::string returnedError;  // keeps braidGetLastError's pointer va
 
 braidResult_t record(Comm* comm, const Status& status) {
   std::string message = status.message();
-  if (status.peer() >= 0 && message.find("rank " + std::to_string(status.peer())) == std::string::npos) {
+  if (status.peer() >= 0 &&
+      message.find("rank " + std::to_string(status.peer())) == std::string::npos) {
     message += " (peer rank " + std::to_string(status.peer()) + ")";
   }
   threadLastError = message;
@@ -37,16 +38,26 @@ braidResult_t braidGetVersion(int* version) {
 
 const char* braidGetErrorString(braidResult_t result) {
   switch (result) {
-    case braidSuccess: return "no error";
-    case braidUnhandledCudaError: return "unhandled cuda error";
-    case braidSystemError: return "unhandled system error";
-    case braidInternalError: return "internal error";
-    case braidInvalidArgument: return "invalid argument";
-    case braidInvalidUsage: return "invalid usage";
-    case braidRemoteError: return "remote process exited or there was a network error";
-    case braidInProgress: return "operation in progress";
-    case braidTimeout: return "operation timed out";
-    default: return "unknown result code";
+    case braidSuccess:
+      return "no error";
+    case braidUnhandledCudaError:
+      return "unhandled cuda error";
+    case braidSystemError:
+      return "unhandled system error";
+    case braidInternalError:
+      return "internal error";
+    case braidInvalidArgument:
+      return "invalid argument";
+    case braidInvalidUsage:
+      return "invalid usage";
+    case braidRemoteError:
+      return "remote process exited or there was a network error";
+    case braidInProgress:
+      return "operation in progress";
+    case braidTimeout:
+      return "operation timed out";
+    default:
+      return "unknown result code";
   }
 }
 

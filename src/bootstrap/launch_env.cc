@@ -53,7 +53,8 @@ Status parseSecretHex(const char* hex, uint8_t (&secret)[kSecretBytes]) {
 
 Status splitHostPort(const char* text, const char* name, std::string* host, int* port) {
   const char* colon = std::strrchr(text, ':');
-  if (colon == nullptr) return invalidArgument(std::string(name) + "='" + text + "' is not host:port");
+  if (colon == nullptr)
+    return invalidArgument(std::string(name) + "='" + text + "' is not host:port");
   *host = std::string(text, colon - text);
   *port = std::atoi(colon + 1);
   if (*port <= 0 || *port > 65535) {
@@ -75,7 +76,8 @@ Status chooseRoot(bool singleNode, const std::string& jobId, LaunchInfo* info) {
   } else if (singleNode) {
     info->rootHost = "127.0.0.1";
   } else {
-    return invalidArgument(info->launcher + " ranks span several nodes: set BRAID_ROOT=host:port "
+    return invalidArgument(info->launcher +
+                           " ranks span several nodes: set BRAID_ROOT=host:port "
                            "(or MASTER_ADDR) to a host of rank 0");
   }
   if (info->rootPort == 0) {
@@ -132,10 +134,12 @@ Result<LaunchInfo> launchInfoFromEnv() {
     const char* job = env("SLURM_JOB_ID");
     const char* step = env("SLURM_STEP_ID");
     jobId = std::string("slurm:") + (job ? job : "") + "." + (step ? step : "");
-    BRAID_RETURN_IF_ERROR(chooseRoot(nodes != nullptr && std::strcmp(nodes, "1") == 0, jobId, &info));
+    BRAID_RETURN_IF_ERROR(
+        chooseRoot(nodes != nullptr && std::strcmp(nodes, "1") == 0, jobId, &info));
   } else {
-    return invalidUsage("no launcher environment found: run under braidrun, torchrun, mpirun or "
-                        "srun, or set BRAID_RANK, BRAID_NRANKS and BRAID_ROOT");
+    return invalidUsage(
+        "no launcher environment found: run under braidrun, torchrun, mpirun or "
+        "srun, or set BRAID_RANK, BRAID_NRANKS and BRAID_ROOT");
   }
   if (const char* port = env("BRAID_ROOT_PORT")) {
     BRAID_RETURN_IF_ERROR(readInt("BRAID_ROOT_PORT", &info.rootPort));

@@ -65,8 +65,8 @@ class RootServer {
                              std::to_string(hello.rank) + ")");
     }
     if (hello.rank < 0 || hello.rank >= nranks_) {
-      return invalidArgument("a rank joined as rank " + std::to_string(hello.rank) +
-                             " of " + std::to_string(nranks_));
+      return invalidArgument("a rank joined as rank " + std::to_string(hello.rank) + " of " +
+                             std::to_string(nranks_));
     }
     if (ranks_[hello.rank].valid()) {
       return invalidArgument("two processes joined as rank " + std::to_string(hello.rank));
@@ -82,7 +82,8 @@ class RootServer {
       if (!fd.valid()) continue;
       Status s = transport::socket::sendAll(fd.get(), &r, sizeof(r), deadline_);
       if (s.isOk() && r.code == braidSuccess) {
-        s = transport::socket::sendAll(fd.get(), table_.data(), table_.size() * sizeof(WireAddr), deadline_);
+        s = transport::socket::sendAll(fd.get(), table_.data(), table_.size() * sizeof(WireAddr),
+                                       deadline_);
       }
       if (!s.isOk()) BRAID_WARN("bootstrap root: %s", s.message().c_str());
     }
@@ -106,14 +107,14 @@ Status startRootServer(const SockAddr& address, const uint8_t (&secret)[kSecretB
   if (bound != nullptr) *bound = listener.address;
   // Detached: the server owns everything it uses and ends by itself, on
   // success or at its deadline, so no handle to it is needed.
-  std::thread([server = std::make_shared<RootServer>(std::move(listener.fd), secret,
-                                                     timeoutSeconds)] { server->serve(); })
-      .detach();
+  std::thread([server =
+                   std::make_shared<RootServer>(std::move(listener.fd), secret, timeoutSeconds)] {
+    server->serve();
+  }).detach();
   return Status::ok();
 }
 
 }  // namespace braid::bootstrap
-
 
 namespace braid::bootstrap {
 

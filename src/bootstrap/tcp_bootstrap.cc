@@ -55,7 +55,8 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::join(const UniqueId& id, int
                   std::string("bootstrap root: ") + reply.message);
   }
   std::vector<WireAddr> table(nranks);
-  BRAID_RETURN_IF_ERROR(transport::socket::recvAll(root.get(), table.data(), nranks * sizeof(WireAddr), deadline));
+  BRAID_RETURN_IF_ERROR(
+      transport::socket::recvAll(root.get(), table.data(), nranks * sizeof(WireAddr), deadline));
   if (nranks > 1) BRAID_RETURN_IF_ERROR(b->connectRing(table, std::move(listener.fd)));
   BRAID_TRACE("bootstrap: rank %d of %d joined, tag %s", rank, nranks, b->tag_.c_str());
   return b;
@@ -66,7 +67,8 @@ Status TcpBootstrap::connectRing(const std::vector<WireAddr>& table, Fd listener
   int next = (rank_ + 1) % nranks_;
   int prev = (rank_ + nranks_ - 1) % nranks_;
   // Connecting first is safe: the kernel completes it from the listen backlog.
-  BRAID_ASSIGN_OR_RETURN(next_, transport::socket::connectTo(table[next].toSockAddr(), {}, deadline));
+  BRAID_ASSIGN_OR_RETURN(next_,
+                         transport::socket::connectTo(table[next].toSockAddr(), {}, deadline));
   RingHello hello;
   std::memcpy(hello.secret, secret_, kSecretBytes);
   hello.rank = rank_;
@@ -97,7 +99,8 @@ Status TcpBootstrap::allGather(void* data, size_t bytes) {
     int recvSlot = (rank_ - s - 1 + nranks_) % nranks_;
     Status st = sendRecv(next_.get(), base + sendSlot * bytes, bytes, prev_.get(),
                          base + recvSlot * bytes, bytes, deadline);
-    if (!st.isOk()) return st.withContext("bootstrap allGather (rank " + std::to_string(rank_) + ")");
+    if (!st.isOk())
+      return st.withContext("bootstrap allGather (rank " + std::to_string(rank_) + ")");
   }
   return Status::ok();
 }

@@ -35,8 +35,8 @@ class TcpBootstrap final : public transport::Bootstrap {
   double timeoutSeconds() const override { return timeoutSeconds_; }
 
  private:
-  TcpBootstrap(int rank, int nranks, double timeoutSeconds) :
-      rank_(rank), nranks_(nranks), timeoutSeconds_(timeoutSeconds) {}
+  TcpBootstrap(int rank, int nranks, double timeoutSeconds)
+      : rank_(rank), nranks_(nranks), timeoutSeconds_(timeoutSeconds) {}
   Status connectRing(const std::vector<WireAddr>& table, Fd listener);
 
   const int rank_;

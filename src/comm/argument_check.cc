@@ -24,7 +24,8 @@ std::string describe(const CallSignature& s) {
   int n = std::snprintf(text, sizeof(text), "%.*s(count %llu, %s", int(sizeof(s.api)), s.api,
                         static_cast<unsigned long long>(s.count),
                         typeName(static_cast<braidDataType_t>(s.type)));
-  if (hasOp(kind)) n += std::snprintf(text + n, sizeof(text) - n, ", %s", opName(static_cast<braidRedOp_t>(s.op)));
+  if (hasOp(kind))
+    n += std::snprintf(text + n, sizeof(text) - n, ", %s", opName(static_cast<braidRedOp_t>(s.op)));
   if (hasRoot(kind)) n += std::snprintf(text + n, sizeof(text) - n, ", root %d", s.root);
   std::snprintf(text + n, sizeof(text) - n, ")");
   return text;
@@ -48,8 +49,8 @@ Status compareSignatures(const std::vector<CallSignature>& all) {
   const CallSignature& first = all[0];
   for (size_t r = 1; r < all.size(); ++r) {
     const CallSignature& s = all[r];
-    if (s.kind != first.kind || s.type != first.type || s.op != first.op ||
-        s.root != first.root || s.count != first.count) {
+    if (s.kind != first.kind || s.type != first.type || s.op != first.op || s.root != first.root ||
+        s.count != first.count) {
       return Status(braidInvalidUsage,
                     "BRAID_CHECK: rank " + std::to_string(r) + " called " + describe(s) +
                         " but rank 0 called " + describe(first),

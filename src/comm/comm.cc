@@ -58,9 +58,9 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
   std::unique_ptr<Comm> comm(new Comm(rank, nranks, std::move(config)));
   comm->tagPrefix_ = tagPrefix;
   setLogRank(rank);
-  BRAID_ASSIGN_OR_RETURN(comm->bootstrap_,
-                         bootstrap::TcpBootstrap::join(id, rank, nranks,
-                                                       comm->config_.timeoutSeconds, tagPrefix));
+  BRAID_ASSIGN_OR_RETURN(
+      comm->bootstrap_,
+      bootstrap::TcpBootstrap::join(id, rank, nranks, comm->config_.timeoutSeconds, tagPrefix));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
   BRAID_INFO("rank %d of %d ready (transport %s)", rank, nranks,
@@ -83,8 +83,9 @@ Status Comm::agreeOnConfig() {
   BRAID_RETURN_IF_ERROR(bootstrap_->allGather(all.data(), sizeof(SharedSettings)));
 
   const SharedSettings& root = all[0];
-  if (rank_ != 0 && (std::memcmp(&root.chunkBytes, &mine.chunkBytes,
-                                 sizeof(SharedSettings) - offsetof(SharedSettings, chunkBytes)) != 0)) {
+  if (rank_ != 0 &&
+      (std::memcmp(&root.chunkBytes, &mine.chunkBytes,
+                   sizeof(SharedSettings) - offsetof(SharedSettings, chunkBytes)) != 0)) {
     BRAID_WARN("rank %d: BRAID_* settings differ from rank 0's; using rank 0's", rank_);
   }
   config_.chunkBytes = root.chunkBytes;

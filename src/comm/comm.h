@@ -65,7 +65,8 @@ class Comm {
   void drain();
 
  private:
-  Comm(int rank, int nranks, Config config) : rank_(rank), nranks_(nranks), config_(std::move(config)) {}
+  Comm(int rank, int nranks, Config config)
+      : rank_(rank), nranks_(nranks), config_(std::move(config)) {}
   Status agreeOnConfig();
   Status connectTransport();
 

@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <cstring>
-
 #include <memory>
 
 #include "collectives/algorithm.h"
@@ -65,7 +64,8 @@ class CommWork {
       std::unique_ptr<Stage> finished = std::move(stage_);
       if (finished->checked != nullptr) {
         BRAID_RETURN_IF_ERROR(compareSignatures(finished->all));
-        if (!isEmpty(*finished->checked)) BRAID_RETURN_IF_ERROR(buildCollective(*finished->checked));
+        if (!isEmpty(*finished->checked))
+          BRAID_RETURN_IF_ERROR(buildCollective(*finished->checked));
       }
     }
     return Status::ok();
@@ -139,8 +139,8 @@ class CommWork {
     b.recvBytes = recvBufferBytes(op);
     b.scratchBytes = schedule->scratchBytes;
     b.scratch = b.scratchBytes ? comm_->scratch(b.scratchBytes) : nullptr;
-    stage->runners.push_back(std::make_unique<ScheduleRunner>(
-        comm_->transport(), schedule.get(), b, op.type, op.op, comm_->nranks()));
+    stage->runners.push_back(std::make_unique<ScheduleRunner>(comm_->transport(), schedule.get(), b,
+                                                              op.type, op.op, comm_->nranks()));
     stage->schedules.push_back(std::move(schedule));
     BRAID_TRACE("%s: %zu elements, %s, %zu steps", op.apiName, op.count,
                 stage->schedules[0]->algorithm.c_str(), stage->schedules[0]->steps.size());
@@ -195,7 +195,8 @@ class CommWork {
         return invalidUsage("a send to self of " + std::to_string(sb) +
                             " bytes meets a receive of " + std::to_string(rb) + " bytes");
       }
-      if (sb > 0 && sends[i]->send != recvs[i]->recv) std::memmove(recvs[i]->recv, sends[i]->send, sb);
+      if (sb > 0 && sends[i]->send != recvs[i]->recv)
+        std::memmove(recvs[i]->recv, sends[i]->send, sb);
     }
     return Status::ok();
   }
@@ -260,10 +261,10 @@ Status waitLoop(std::vector<CommWork>& works) {
     if (deadline.expired()) {
       char secs[32];
       std::snprintf(secs, sizeof(secs), "%g", timeout);
-      return failAll(works, timeoutError(std::string(waiting->currentApi()) + " on rank " +
-                                         std::to_string(waiting->comm()->rank()) +
-                                         ": no progress for " + secs +
-                                         " s (BRAID_TIMEOUT) in " + waiting->describePending()));
+      return failAll(works,
+                     timeoutError(std::string(waiting->currentApi()) + " on rank " +
+                                  std::to_string(waiting->comm()->rank()) + ": no progress for " +
+                                  secs + " s (BRAID_TIMEOUT) in " + waiting->describePending()));
     }
     ++idle;
     if (idle < spinLimit) {

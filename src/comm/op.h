@@ -17,7 +17,7 @@ enum class OpKind { kCollective, kSend, kRecv };
 struct Op {
   OpKind kind = OpKind::kCollective;
   coll::CollKind coll = coll::CollKind::kAllReduce;  // for kCollective
-  const char* apiName = "";                           // "braidAllReduce", for messages
+  const char* apiName = "";                          // "braidAllReduce", for messages
   Comm* comm = nullptr;  // owned by the application; valid until the op completes
   const void* send = nullptr;
   void* recv = nullptr;
@@ -25,7 +25,7 @@ struct Op {
   braidDataType_t type = braidUint8;
   braidRedOp_t op = braidSum;
   int root = 0;
-  int peer = -1;  // kSend / kRecv
+  int peer = -1;                                                       // kSend / kRecv
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;  // AllToAllv
 };
 

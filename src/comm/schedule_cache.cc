@@ -26,8 +26,8 @@ Result<std::shared_ptr<const coll::Schedule>> ScheduleCache::get(
   BRAID_ASSIGN_OR_RETURN(coll::Schedule built, coll::buildSchedule(args, forcedAlgorithm));
   auto schedule = std::make_shared<const coll::Schedule>(std::move(built));
   if (cacheable) {
-    *victim = Entry{args.kind, args.count, args.type,       args.op,  args.root,
-                    args.inPlace, args.chunkBytes, schedule, ++clock_};
+    *victim = Entry{args.kind,    args.count,      args.type, args.op, args.root,
+                    args.inPlace, args.chunkBytes, schedule,  ++clock_};
   }
   return schedule;
 }

@@ -14,8 +14,12 @@ namespace {
 
 using coll::CollKind;
 
-bool rootSends(const Op& op) { return op.coll == CollKind::kBroadcast || op.coll == CollKind::kScatter; }
-bool rootReceives(const Op& op) { return op.coll == CollKind::kReduce || op.coll == CollKind::kGather; }
+bool rootSends(const Op& op) {
+  return op.coll == CollKind::kBroadcast || op.coll == CollKind::kScatter;
+}
+bool rootReceives(const Op& op) {
+  return op.coll == CollKind::kReduce || op.coll == CollKind::kGather;
+}
 bool needsRoot(const Op& op) { return rootSends(op) || rootReceives(op); }
 bool reduces(const Op& op) {
   return op.coll == CollKind::kAllReduce || op.coll == CollKind::kReduce ||
@@ -61,18 +65,24 @@ coll::CollArgs toCollArgs(const Op& op) {
 
 size_t sendBufferBytes(const Op& op) {
   switch (op.kind) {
-    case OpKind::kSend: return op.count * typeSize(op.type);
-    case OpKind::kRecv: return 0;
-    case OpKind::kCollective: break;
+    case OpKind::kSend:
+      return op.count * typeSize(op.type);
+    case OpKind::kRecv:
+      return 0;
+    case OpKind::kCollective:
+      break;
   }
   return coll::sendBufferBytes(toCollArgs(op));
 }
 
 size_t recvBufferBytes(const Op& op) {
   switch (op.kind) {
-    case OpKind::kSend: return 0;
-    case OpKind::kRecv: return op.count * typeSize(op.type);
-    case OpKind::kCollective: break;
+    case OpKind::kSend:
+      return 0;
+    case OpKind::kRecv:
+      return op.count * typeSize(op.type);
+    case OpKind::kCollective:
+      break;
   }
   return coll::recvBufferBytes(toCollArgs(op));
 }
@@ -84,11 +94,16 @@ bool isInPlace(const Op& op) {
   const size_t slice = op.count * typeSize(op.type);
   const int rank = op.comm->rank();
   switch (op.coll) {
-    case CollKind::kAllGather: return s == r + rank * slice;
-    case CollKind::kReduceScatter: return r == s + rank * slice;
-    case CollKind::kGather: return rank == op.root && s == r + rank * slice;
-    case CollKind::kScatter: return rank == op.root && r == s + rank * slice;
-    default: return s == r;
+    case CollKind::kAllGather:
+      return s == r + rank * slice;
+    case CollKind::kReduceScatter:
+      return r == s + rank * slice;
+    case CollKind::kGather:
+      return rank == op.root && s == r + rank * slice;
+    case CollKind::kScatter:
+      return rank == op.root && r == s + rank * slice;
+    default:
+      return s == r;
   }
 }
 
@@ -97,8 +112,8 @@ Status validate(const Op& op) {
   const int n = comm.nranks();
   if (!isValidType(op.type)) {
     return bad(op, "datatype " + std::to_string(static_cast<int>(op.type)) +
-                       " is not a braidDataType_t (valid: 0.." +
-                       std::to_string(braidNumTypes - 1) + ")");
+                       " is not a braidDataType_t (valid: 0.." + std::to_string(braidNumTypes - 1) +
+                       ")");
   }
   if (op.kind == OpKind::kCollective && reduces(op) && !isValidOp(op.op)) {
     return bad(op, "op " + std::to_string(static_cast<int>(op.op)) +

@@ -14,10 +14,23 @@ bool parseBytes(const char* text, size_t* out) {
   unsigned long long v = std::strtoull(text, &end, 10);
   if (errno != 0 || end == text || text[0] == '-') return false;
   switch (*end) {
-    case 'k': case 'K': v <<= 10; ++end; break;
-    case 'm': case 'M': v <<= 20; ++end; break;
-    case 'g': case 'G': v <<= 30; ++end; break;
-    default: break;
+    case 'k':
+    case 'K':
+      v <<= 10;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      v <<= 20;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      v <<= 30;
+      ++end;
+      break;
+    default:
+      break;
   }
   if (*end == 'B' || *end == 'b') ++end;
   if (*end != '\0') return false;
@@ -47,9 +60,10 @@ Status readInt(const char* var, int minimum, int maximum, int* out) {
   errno = 0;
   long parsed = std::strtol(v, &end, 10);
   if (errno != 0 || end == v || *end != '\0' || parsed < minimum || parsed > maximum) {
-    return badValue(var, v,
-                    ("an integer in [" + std::to_string(minimum) + ", " +
-                     std::to_string(maximum) + "]").c_str());
+    return badValue(
+        var, v,
+        ("an integer in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]")
+            .c_str());
   }
   *out = static_cast<int>(parsed);
   return Status::ok();
@@ -82,8 +96,8 @@ Result<Config> Config::fromEnv() {
     c.timeoutSeconds = t;
   }
   BRAID_RETURN_IF_ERROR(readChoice("BRAID_TRANSPORT", {"shm", "socket"}, &c.transport));
-  BRAID_RETURN_IF_ERROR(readChoice("BRAID_ALGO", {"ring", "tree", "rd", "pairwise", "direct",
-                                                   "dissemination"}, &c.algorithm));
+  BRAID_RETURN_IF_ERROR(readChoice(
+      "BRAID_ALGO", {"ring", "tree", "rd", "pairwise", "direct", "dissemination"}, &c.algorithm));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_CHUNK_BYTES", 64, &c.chunkBytes));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes));
   if (c.shmSlotBytes % 64 != 0) {

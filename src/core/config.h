@@ -12,19 +12,19 @@
 namespace braid {
 
 struct Config {
-  double timeoutSeconds = 300;   // BRAID_TIMEOUT: every wait's deadline
-  std::string transport;         // BRAID_TRANSPORT: "" (auto) | shm | socket
-  std::string algorithm;         // BRAID_ALGO: "" (auto) | ring | tree | pairwise
-  size_t chunkBytes = 1 << 20;   // BRAID_CHUNK_BYTES: pipelining granularity
+  double timeoutSeconds = 300;  // BRAID_TIMEOUT: every wait's deadline
+  std::string transport;        // BRAID_TRANSPORT: "" (auto) | shm | socket
+  std::string algorithm;        // BRAID_ALGO: "" (auto) | ring | tree | pairwise
+  size_t chunkBytes = 1 << 20;  // BRAID_CHUNK_BYTES: pipelining granularity
   // Shared-memory transport.
   size_t shmSlotBytes = 128 << 10;  // BRAID_SHM_SLOT_BYTES: one FIFO slot
   int shmSlots = 8;                 // BRAID_SHM_SLOTS: FIFO depth per peer and direction
   // Socket transport.
-  std::string socketIfname;          // BRAID_SOCKET_IFNAME: interface (prefix) to use
-  int socketStreams = 2;             // BRAID_SOCKET_NSTREAMS: TCP connections per peer
+  std::string socketIfname;            // BRAID_SOCKET_IFNAME: interface (prefix) to use
+  int socketStreams = 2;               // BRAID_SOCKET_NSTREAMS: TCP connections per peer
   size_t socketBufferBytes = 4 << 20;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/SO_RCVBUF
-  int spinIterations = -1;           // BRAID_SPIN: polls before a waiter yields; -1: auto
-  bool checkArguments = false;       // BRAID_CHECK=1: compare arguments across ranks
+  int spinIterations = -1;             // BRAID_SPIN: polls before a waiter yields; -1: auto
+  bool checkArguments = false;         // BRAID_CHECK=1: compare arguments across ranks
 
   /// Defaults overridden by the environment; a malformed value is an error naming the variable.
   static Result<Config> fromEnv();

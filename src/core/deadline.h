@@ -13,8 +13,8 @@ class Deadline {
   static Deadline in(double seconds) {
     Deadline d;
     if (seconds > 0) {
-      d.at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(seconds));
+      d.at_ = Clock::now() +
+              std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     }
     return d;
   }

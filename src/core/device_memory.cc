@@ -10,8 +10,8 @@ namespace {
 // The few driver API values used here (cuda.h is not needed to build braid).
 using CuPointerGetAttribute = int (*)(void* data, int attribute, uintptr_t ptr);
 constexpr int kCudaSuccess = 0;
-constexpr int kAttributeMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-constexpr int kAttributeIsManaged = 8;   // CU_POINTER_ATTRIBUTE_IS_MANAGED
+constexpr int kAttributeMemoryType = 2;    // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+constexpr int kAttributeIsManaged = 8;     // CU_POINTER_ATTRIBUTE_IS_MANAGED
 constexpr unsigned kMemoryTypeDevice = 2;  // CU_MEMORYTYPE_DEVICE
 
 CuPointerGetAttribute driverQuery() {

@@ -1,12 +1,12 @@
 #include "core/log.h"
 
+#include <unistd.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-
-#include <unistd.h>
 
 namespace braid {
 namespace {
@@ -23,11 +23,15 @@ const Sink& sink() {
   static const Sink s = [] {
     Sink s;
     if (const char* v = std::getenv("BRAID_DEBUG")) {
-      if (strcasecmp(v, "WARN") == 0) s.level = LogLevel::kWarn;
-      else if (strcasecmp(v, "INFO") == 0) s.level = LogLevel::kInfo;
-      else if (strcasecmp(v, "TRACE") == 0) s.level = LogLevel::kTrace;
+      if (strcasecmp(v, "WARN") == 0)
+        s.level = LogLevel::kWarn;
+      else if (strcasecmp(v, "INFO") == 0)
+        s.level = LogLevel::kInfo;
+      else if (strcasecmp(v, "TRACE") == 0)
+        s.level = LogLevel::kTrace;
     }
-    if (const char* f = std::getenv("BRAID_DEBUG_FILE"); f != nullptr && s.level != LogLevel::kNone) {
+    if (const char* f = std::getenv("BRAID_DEBUG_FILE");
+        f != nullptr && s.level != LogLevel::kNone) {
       if (FILE* opened = std::fopen(f, "a")) s.file = opened;
     }
     gethostname(s.host, sizeof(s.host) - 1);

@@ -63,8 +63,8 @@ Status systemError(const std::string& what, int err);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}           // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}    // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool isOk() const { return std::holds_alternative<T>(v_); }
   const Status& status() const {
@@ -86,15 +86,15 @@ class [[nodiscard]] Result {
 #define BRAID_CONCAT(a, b) BRAID_CONCAT_INNER(a, b)
 
 /// Returns from the enclosing function when `expr` (a Status) is an error.
-#define BRAID_RETURN_IF_ERROR(expr)               \
-  do {                                            \
-    ::braid::Status braid_status_ = (expr);       \
+#define BRAID_RETURN_IF_ERROR(expr)                  \
+  do {                                               \
+    ::braid::Status braid_status_ = (expr);          \
     if (!braid_status_.isOk()) return braid_status_; \
   } while (0)
 
 /// `lhs = value of rexpr` (a Result<T>), or returns its Status.
-#define BRAID_ASSIGN_OR_RETURN(lhs, rexpr)                          \
-  auto BRAID_CONCAT(braid_result_, __LINE__) = (rexpr);            \
-  if (!BRAID_CONCAT(braid_result_, __LINE__).isOk())               \
-    return BRAID_CONCAT(braid_result_, __LINE__).status();         \
+#define BRAID_ASSIGN_OR_RETURN(lhs, rexpr)                 \
+  auto BRAID_CONCAT(braid_result_, __LINE__) = (rexpr);    \
+  if (!BRAID_CONCAT(braid_result_, __LINE__).isOk())       \
+    return BRAID_CONCAT(braid_result_, __LINE__).status(); \
   lhs = std::move(BRAID_CONCAT(braid_result_, __LINE__)).value()

@@ -24,8 +24,8 @@ size_t typeSize(braidDataType_t type) {
 }
 
 const char* typeName(braidDataType_t type) {
-  static const char* const kNames[] = {"int8",    "uint8",   "int32",   "uint32",  "int64",
-                                       "uint64",  "float16", "float32", "float64", "bfloat16"};
+  static const char* const kNames[] = {"int8",   "uint8",   "int32",   "uint32",  "int64",
+                                       "uint64", "float16", "float32", "float64", "bfloat16"};
   return isValidType(type) ? kNames[type] : "invalid";
 }
 

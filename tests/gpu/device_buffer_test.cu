@@ -37,7 +37,8 @@ TEST(DeviceBuffers, AreRefusedWithAClearMessage) {
   ASSERT_EQ(cudaMallocManaged(&managed, 1024 * sizeof(float)), cudaSuccess);
   for (int i = 0; i < 1024; ++i) managed[i] = 2.0f;
   EXPECT_EQ(braidAllReduce(managed, managed, 1024, braidFloat32, braidSum, comm, nullptr),
-            braidSuccess) << braidGetLastError(comm);
+            braidSuccess)
+      << braidGetLastError(comm);
   EXPECT_EQ(managed[0], 2.0f);  // one rank: sum is the input
 
   braidCommDestroy(comm);

@@ -1,12 +1,12 @@
 #include "support/local_bootstrap.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <random>
-
-#include <unistd.h>
 
 namespace braid::testing {
 namespace {
