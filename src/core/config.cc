@@ -104,6 +104,7 @@ Result<Config> Config::fromEnv() {
     return invalidArgument("BRAID_SHM_SLOT_BYTES must be a multiple of 64");
   }
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SHM_SLOTS", 2, 1024, &c.shmSlots));
+  BRAID_RETURN_IF_ERROR(readBytes("BRAID_SHM_SINGLE_COPY_BYTES", 0, &c.shmSingleCopyBytes));
   if (const char* v = std::getenv("BRAID_SOCKET_IFNAME")) c.socketIfname = v;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_NSTREAMS", 1, 64, &c.socketStreams));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_BUFFER_BYTES", 4096, &c.socketBufferBytes));

@@ -19,6 +19,7 @@ struct Config {
   // Shared-memory transport.
   size_t shmSlotBytes = 128 << 10;  // BRAID_SHM_SLOT_BYTES: one FIFO slot
   int shmSlots = 8;                 // BRAID_SHM_SLOTS: FIFO depth per peer and direction
+  size_t shmSingleCopyBytes = 0;    // BRAID_SHM_SINGLE_COPY_BYTES: CMA single copy from here; 0 off
   // Socket transport.
   std::string socketIfname;            // BRAID_SOCKET_IFNAME: interface (prefix) to use
   int socketStreams = 2;               // BRAID_SOCKET_NSTREAMS: TCP connections per peer

@@ -552,6 +552,8 @@ int crashScenarioRank(Bootstrap& b) {
 }
 
 TEST(ShmTransportProcesses, CrashedPeerIsRemoteErrorWithinASecond) {
+  // smallConfig() keeps the two-copy stream (a single-copy 1 MiB could be read
+  // in full before the crash); shm_single_copy_test covers that case.
   std::vector<pid_t> pids;
   auto b = forkRanks(3, crashScenarioRank, &pids);
   ASSERT_NE(b, nullptr);

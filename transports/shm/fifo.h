@@ -13,6 +13,10 @@
 // as ceil(N / slotBytes) fragments (one empty fragment when N == 0), all full
 // except the last. slotBytes is a multiple of 64, so every fragment holds whole
 // elements of any type whose size divides 64 — the fused recv-reduce relies on it.
+//
+// Exception: a single-copy message (see single_copy.h) is one rendezvous
+// fragment whose header says where the data lies in the sender's memory; the
+// receiver stores head past it only once it has read all of the data.
 #pragma once
 
 #include <atomic>
@@ -30,10 +34,17 @@ struct FifoCounters {
   alignas(kCacheLine) std::atomic<uint64_t> head{0};  // fragments consumed by the receiver
 };
 
+enum class SlotKind : uint64_t {
+  kInline = 0,      // the fragment's bytes are in the slot
+  kRendezvous = 1,  // the whole message is at sourceAddress in the sender's memory
+};
+
 /// Describes the fragment in one slot; plain data, ordered by the counters.
 struct alignas(kCacheLine) SlotHeader {
   uint64_t messageBytes;   // size of the whole message this fragment belongs to
-  uint64_t fragmentBytes;  // bytes of it in this slot (<= slotBytes)
+  uint64_t fragmentBytes;  // bytes of it in this slot (<= slotBytes; 0 for rendezvous)
+  SlotKind kind;
+  uint64_t sourceAddress;  // rendezvous only
 };
 
 /// A view of one FIFO inside a mapped segment; trivially copyable.

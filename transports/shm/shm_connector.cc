@@ -9,16 +9,24 @@ namespace {
 
 std::string rankName(int rank) { return "rank " + std::to_string(rank); }
 
+// At most this much of one rendezvous message is read per progress() call.
+constexpr size_t kPieceBudgetBytes = 4 << 20;
+// A rendezvous reduce reads this much at a time into a bounce buffer that
+// stays in cache while the reduce kernel consumes it.
+constexpr size_t kBounceBytes = 128 << 10;
+
 }  // namespace
 
 ShmConnector::ShmConnector(int self, int peer, FifoView inbound, FifoView outbound,
-                           ControlBlock* ownControl, ControlBlock* peerControl)
+                           ControlBlock* ownControl, ControlBlock* peerControl,
+                           SingleCopyLink singleCopy)
     : self_(self),
       peer_(peer),
       inbound_(inbound),
       outbound_(outbound),
       ownControl_(ownControl),
-      peerControl_(peerControl) {}
+      peerControl_(peerControl),
+      singleCopy_(singleCopy) {}
 
 Status ShmConnector::postSend(const void* src, size_t bytes, Request* req) {
   if (req == nullptr) return invalidArgument("shm: send to " + rankName(peer_) + ": null request");
@@ -58,7 +66,8 @@ Status ShmConnector::progress(bool* progressed) {
     error_ = abortStatus(*ownControl_, self_);
     return error_;
   }
-  bool sent = moveSends();
+  bool sent = completeReadSends();
+  sent = moveSends() || sent;
   bool received = false;
   Status status = moveRecvs(&received);
   if (sent || received) {
@@ -74,8 +83,39 @@ bool ShmConnector::canProgress() const {
   if (!recvs_.empty() && inbound_.counters->tail.load(std::memory_order_acquire) != recvHead_) {
     return true;
   }
-  return !sends_.empty() &&
-         sendTail_ - outbound_.counters->head.load(std::memory_order_acquire) < outbound_.nslots;
+  if (sends_.empty() && awaitingReads_.empty()) return false;
+  uint64_t head = outbound_.counters->head.load(std::memory_order_acquire);
+  if (!awaitingReads_.empty() && head >= awaitingReads_.front().endFragment) return true;
+  return !sends_.empty() && sendTail_ - head < outbound_.nslots;
+}
+
+bool ShmConnector::completeReadSends() {
+  if (awaitingReads_.empty()) return false;
+  sendHeadSeen_ = outbound_.counters->head.load(std::memory_order_acquire);
+  bool moved = false;
+  while (!awaitingReads_.empty() && awaitingReads_.front().endFragment <= sendHeadSeen_) {
+    Request* req = awaitingReads_.front().req;
+    req->completed = req->bytes;
+    req->done = true;
+    awaitingReads_.pop_front();
+    moved = true;
+  }
+  return moved;
+}
+
+bool ShmConnector::publishRendezvous(PendingSend& send) {
+  if (sendTail_ - sendHeadSeen_ == outbound_.nslots) {
+    sendHeadSeen_ = outbound_.counters->head.load(std::memory_order_acquire);
+    if (sendTail_ - sendHeadSeen_ == outbound_.nslots) return false;  // FIFO full
+  }
+  SlotHeader& header = outbound_.header(sendTail_);
+  header.messageBytes = send.req->bytes;
+  header.fragmentBytes = 0;
+  header.kind = SlotKind::kRendezvous;
+  header.sourceAddress = reinterpret_cast<uint64_t>(send.src);
+  outbound_.counters->tail.store(++sendTail_, std::memory_order_release);
+  awaitingReads_.push_back(AwaitedRead{sendTail_, send.req});
+  return true;
 }
 
 bool ShmConnector::moveSends() {
@@ -83,6 +123,12 @@ bool ShmConnector::moveSends() {
   while (!sends_.empty()) {
     PendingSend& send = sends_.front();
     Request* req = send.req;
+    if (singleCopy_.minBytes != 0 && req->bytes >= singleCopy_.minBytes) {
+      if (!publishRendezvous(send)) return moved;
+      moved = true;
+      sends_.pop_front();  // done later, in completeReadSends()
+      continue;
+    }
     while (send.fragments == 0 || req->completed < req->bytes) {
       if (sendTail_ - sendHeadSeen_ == outbound_.nslots) {
         sendHeadSeen_ = outbound_.counters->head.load(std::memory_order_acquire);
@@ -93,6 +139,7 @@ bool ShmConnector::moveSends() {
       SlotHeader& header = outbound_.header(sendTail_);
       header.messageBytes = req->bytes;
       header.fragmentBytes = n;
+      header.kind = SlotKind::kInline;
       outbound_.counters->tail.store(++sendTail_, std::memory_order_release);
       req->completed += n;
       ++send.fragments;
@@ -112,7 +159,16 @@ Status ShmConnector::moveRecvs(bool* moved) {
         recvTailSeen_ = inbound_.counters->tail.load(std::memory_order_acquire);
         if (recvHead_ == recvTailSeen_) return Status::ok();  // FIFO empty
       }
-      BRAID_RETURN_IF_ERROR(deliver(recv, inbound_.header(recvHead_), inbound_.slot(recvHead_)));
+      const SlotHeader& header = inbound_.header(recvHead_);
+      if (header.kind == SlotKind::kRendezvous) {
+        bool finished = false;
+        BRAID_RETURN_IF_ERROR(readRendezvous(recv, header.sourceAddress, &finished));
+        *moved = true;
+        if (!finished) return Status::ok();  // the rest on the next call
+      } else {
+        BRAID_RETURN_IF_ERROR(deliver(recv, header, inbound_.slot(recvHead_)));
+      }
+      // Frees the slot and, for a rendezvous, tells the sender its buffer is free.
       inbound_.counters->head.store(++recvHead_, std::memory_order_release);
       *moved = true;
     }
@@ -122,11 +178,8 @@ Status ShmConnector::moveRecvs(bool* moved) {
   return Status::ok();
 }
 
-Status ShmConnector::deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot) {
-  Request* req = recv.req;
-  // Read each header field once: the slot lies in memory the peer can write.
-  const uint64_t total = header.messageBytes;
-  const uint64_t n = header.fragmentBytes;
+Status ShmConnector::checkSize(const PendingRecv& recv, uint64_t total) const {
+  const Request* req = recv.req;
   if (total != req->bytes) {
     return Status(braidInvalidUsage,
                   "shm: " + rankName(peer_) + " sent a message of " + std::to_string(total) +
@@ -134,6 +187,15 @@ Status ShmConnector::deliver(PendingRecv& recv, const SlotHeader& header, const 
                       " bytes (mismatched sizes or collectives)",
                   peer_);
   }
+  return Status::ok();
+}
+
+Status ShmConnector::deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot) {
+  Request* req = recv.req;
+  // Read each header field once: the slot lies in memory the peer can write.
+  const uint64_t total = header.messageBytes;
+  const uint64_t n = header.fragmentBytes;
+  BRAID_RETURN_IF_ERROR(checkSize(recv, total));
   if (n > inbound_.slotBytes || n > req->bytes - req->completed || (n == 0 && total != 0)) {
     return Status(braidInternalError,
                   "shm: corrupt fragment of " + std::to_string(n) + " bytes from " +
@@ -151,6 +213,46 @@ Status ShmConnector::deliver(PendingRecv& recv, const SlotHeader& header, const 
   }
   req->completed += n;
   ++recv.fragments;
+  return Status::ok();
+}
+
+Status ShmConnector::readRendezvous(PendingRecv& recv, uint64_t sourceAddress, bool* finished) {
+  Request* req = recv.req;
+  const uint64_t total = recv.req->bytes;  // checked against the header on the first piece
+  if (req->completed == 0) {
+    BRAID_RETURN_IF_ERROR(checkSize(recv, inbound_.header(recvHead_).messageBytes));
+  }
+  if (singleCopy_.minBytes == 0 || recv.fragments != 0) {
+    return Status(braidInternalError,
+                  "shm: unexpected single-copy fragment from " + rankName(peer_) +
+                      " (this link does not use single copy, or a message is interleaved)",
+                  peer_);
+  }
+  const RecvSink& sink = recv.sink;
+  size_t budget = kPieceBudgetBytes;
+  while (req->completed < total && budget > 0) {
+    const uint64_t source = sourceAddress + req->completed;
+    size_t n = std::min<uint64_t>(total - req->completed, budget);
+    if (sink.reduce == nullptr) {
+      BRAID_RETURN_IF_ERROR(readPeerMemory(singleCopy_.peer, source, sink.dst + req->completed, n));
+    } else {
+      // Whole elements only; bytes % elemSize == 0 was checked at postRecv.
+      size_t step = std::max(kBounceBytes / sink.elemSize, size_t{1}) * sink.elemSize;
+      n = std::min(n, step);
+      const uint8_t* incoming = reinterpret_cast<const uint8_t*>(source);
+      if (!singleCopy_.peer.sameProcess) {
+        if (bounce_.size() < step) bounce_.resize(step);
+        BRAID_RETURN_IF_ERROR(readPeerMemory(singleCopy_.peer, source, bounce_.data(), n));
+        incoming = bounce_.data();
+      }
+      sink.reduce(sink.dst + req->completed, sink.accum + req->completed, incoming,
+                  n / sink.elemSize);
+    }
+    req->completed += n;
+    budget -= std::min(budget, n);
+  }
+  *finished = req->completed == total;
+  if (*finished) ++recv.fragments;
   return Status::ok();
 }
 

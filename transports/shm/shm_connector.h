@@ -9,23 +9,37 @@
 // done once its last fragment is in a slot, so it never waits for the peer's
 // receive unless the FIFO is full. After moving anything, progress() wakes
 // the peer only if it is asleep.
+//
+// Single copy (single_copy.h): a send of >= singleCopyBytes (when the link
+// allows it) publishes one rendezvous fragment and waits in awaitingReads_
+// until the peer's head passes that fragment, i.e. the peer has read it all.
+// The receiver reads such a message in pieces of at most kPieceBudgetBytes per
+// progress() call, so one huge message does not stall the other links.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 #include "transports/connector.h"
 #include "transports/shm/control_block.h"
 #include "transports/shm/fifo.h"
+#include "transports/shm/single_copy.h"
 
 namespace braid::transport::shm {
+
+/// Whether and from which size messages on one link go single-copy.
+struct SingleCopyLink {
+  size_t minBytes = 0;  // 0: never (CMA unavailable in either direction, or turned off)
+  PeerMemory peer;      // where the peer's send buffers are read from
+};
 
 class ShmConnector : public Connector {
  public:
   /// The control blocks and FIFOs live in mappings the transport owns and
   /// keeps until after this connector is destroyed.
   ShmConnector(int self, int peer, FifoView inbound, FifoView outbound, ControlBlock* ownControl,
-               ControlBlock* peerControl);
+               ControlBlock* peerControl, SingleCopyLink singleCopy);
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
@@ -35,7 +49,9 @@ class ShmConnector : public Connector {
   /// True when progress() would move something right now (checked before sleeping).
   bool canProgress() const;
   /// True when a posted send or receive is not done yet.
-  bool hasPendingWork() const { return !sends_.empty() || !recvs_.empty(); }
+  bool hasPendingWork() const {
+    return !sends_.empty() || !recvs_.empty() || !awaitingReads_.empty();
+  }
 
  private:
   struct PendingSend {
@@ -48,10 +64,19 @@ class ShmConnector : public Connector {
     Request* req;
     uint64_t fragments = 0;
   };
+  struct AwaitedRead {  // a published rendezvous send
+    uint64_t endFragment;  // done once the peer's head reaches this
+    Request* req;
+  };
 
   bool moveSends();  // returns whether anything moved
+  bool publishRendezvous(PendingSend& send);
+  bool completeReadSends();
   Status moveRecvs(bool* moved);
+  Status checkSize(const PendingRecv& recv, uint64_t total) const;  // vs the posted size
   Status deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot);
+  // Reads the next piece of a rendezvous message; *finished once all is read.
+  Status readRendezvous(PendingRecv& recv, uint64_t sourceAddress, bool* finished);
 
   const int self_;
   const int peer_;
@@ -59,9 +84,12 @@ class ShmConnector : public Connector {
   const FifoView outbound_;
   ControlBlock* const ownControl_;   // in this rank's segment (abort word)
   ControlBlock* const peerControl_;  // in the peer's segment (its doorbell)
+  const SingleCopyLink singleCopy_;
 
   std::deque<PendingSend> sends_;
   std::deque<PendingRecv> recvs_;
+  std::deque<AwaitedRead> awaitingReads_;
+  std::vector<uint8_t> bounce_;  // rendezvous reduce: peer bytes land here first
   // Local copies: this side is the only writer of sendTail_ / recvHead_, and the
   // "seen" values spare a load of the other side's cache line until needed.
   uint64_t sendTail_ = 0;

@@ -6,7 +6,9 @@
 //      control block) and initialise it;
 //   2. allGather {pid, pid namespace, slot config, created?};
 //   3. open and map every peer's segment;
-//   4. allGather {opened?} — the barrier after which nobody opens a name;
+//   4. allGather {opened?, could read peer p's memory (CMA probe)?} — the
+//      barrier after which nobody opens a name; single copy (single_copy.h)
+//      is used between two ranks only when both could read each other;
 //   5. unlink the own name at once, so /dev/shm is clean even if a process
 //      crashes later; the mappings keep the memory alive.
 //
@@ -30,6 +32,7 @@
 #include "transports/shm/peer_watch.h"
 #include "transports/shm/shm_connector.h"
 #include "transports/shm/shm_segment.h"
+#include "transports/shm/single_copy.h"
 
 namespace braid::transport {
 namespace {
@@ -51,6 +54,7 @@ struct PeerInfo {
   uint64_t pidNamespace;
   uint64_t slotBytes;
   int64_t slots;
+  shm::ProbeTarget probe;  // address 0: this rank does not use single copy
 };
 
 class ShmTransport : public Transport {
@@ -90,6 +94,7 @@ class ShmTransport : public Transport {
   bool watchesAnyPeer_ = false;
   Clock::time_point nextLivenessCheck_ = Clock::now();
   std::atomic<bool> aborted_{false};
+  uint64_t probePattern_[2] = {0, 0};  // read by peers at setup (single_copy.h)
 };
 
 // Step 1: the own segment with a fresh control block and empty FIFOs.
@@ -152,9 +157,15 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
     if (local.isOk()) t->own_ = std::move(*own);
   }
 
+  const size_t singleCopyBytes = config.shmSingleCopyBytes;
+  shm::ProbeTarget probe{0, static_cast<int32_t>(getpid()), rank};
+  if (singleCopyBytes != 0) {
+    shm::fillProbePattern(t->probePattern_, probe.pid, rank);
+    probe.address = reinterpret_cast<uint64_t>(t->probePattern_);
+  }
   std::vector<PeerInfo> infos(nranks);
   infos[rank] = PeerInfo{static_cast<int32_t>(getpid()), local.isOk() ? 1 : 0,
-                         shm::pidNamespaceId(), config.shmSlotBytes, config.shmSlots};
+                         shm::pidNamespaceId(), config.shmSlotBytes, config.shmSlots, probe};
   BRAID_RETURN_IF_ERROR(bootstrap.allGather(infos.data(), sizeof(PeerInfo)));
   BRAID_RETURN_IF_ERROR(local);
   for (int r = 0; r < nranks; ++r) {
@@ -174,20 +185,29 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
       local = Status(segment.status().code(), segment.status().message(), peer);
     }
   }
-  std::vector<uint8_t> opened(nranks);
-  opened[rank] = local.isOk() ? 1 : 0;
-  Status barrier = bootstrap.allGather(opened.data(), 1);
+  // Row r of `opened`: [r mapped every segment?, r can read peer 0, 1, ...].
+  const size_t row = nranks + 1;
+  std::vector<uint8_t> opened(nranks * row);
+  opened[rank * row] = local.isOk() ? 1 : 0;
+  for (int peer = 0; peer < nranks; ++peer) {
+    bool samePidNamespace = infos[peer].pidNamespace == infos[rank].pidNamespace;
+    opened[rank * row + 1 + peer] = peer != rank && probe.address != 0 &&
+                                    infos[peer].probe.address != 0 && samePidNamespace &&
+                                    shm::canReadPeer(infos[peer].probe);
+  }
+  Status barrier = bootstrap.allGather(opened.data(), row);
   // Nobody opens a name after the barrier (or after a failure); remove ours now.
   t->own_->unlink();
   BRAID_RETURN_IF_ERROR(barrier);
   BRAID_RETURN_IF_ERROR(local);
   for (int r = 0; r < nranks; ++r) {
-    if (!opened[r]) {
+    if (!opened[r * row]) {
       return remoteError("shm: " + rankName(r) + " could not map its peers' segments", r);
     }
   }
 
   t->connectors_.resize(nranks);
+  int singleCopyPeers = 0;
   for (int peer = 0; peer < nranks; ++peer) {
     bool samePidNamespace = infos[peer].pidNamespace == infos[rank].pidNamespace;
     t->watches_.emplace_back(infos[peer].pid, samePidNamespace);
@@ -197,13 +217,20 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
                  peer);
     }
     t->watchesAnyPeer_ = t->watchesAnyPeer_ || t->watches_.back().watched();
+    // Both directions, so that sender and receiver agree on the framing.
+    bool singleCopy = opened[rank * row + 1 + peer] && opened[peer * row + 1 + rank];
+    singleCopyPeers += singleCopy ? 1 : 0;
+    shm::SingleCopyLink link{singleCopy ? singleCopyBytes : 0,
+                             shm::PeerMemory{peer, infos[peer].pid, infos[peer].pid == getpid()}};
     t->connectors_[peer] =
         std::make_unique<ShmConnector>(rank, peer, layout->fifo(t->own_->base(), rank, peer),
                                        layout->fifo(t->peerSegments_[peer]->base(), peer, rank),
-                                       &t->ownControl(), &t->peerControl(peer));
+                                       &t->ownControl(), &t->peerControl(peer), link);
   }
-  BRAID_INFO("shm: rank %d of %d connected, %d slots of %zu bytes per peer", rank, nranks,
-             config.shmSlots, config.shmSlotBytes);
+  BRAID_INFO("shm: rank %d of %d connected, %d slots of %zu bytes per peer, single copy from "
+             "%zu bytes with %d of %d peers",
+             rank, nranks, config.shmSlots, config.shmSlotBytes, singleCopyBytes, singleCopyPeers,
+             nranks - 1);
   return std::unique_ptr<Transport>(std::move(t));
 }
 
