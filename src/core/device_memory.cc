@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace braid {
@@ -15,13 +17,22 @@ constexpr int kAttributeIsManaged = 8;     // CU_POINTER_ATTRIBUTE_IS_MANAGED
 constexpr unsigned kMemoryTypeDevice = 2;  // CU_MEMORYTYPE_DEVICE
 
 CuPointerGetAttribute driverQuery() {
-  // Not cached when absent: the application may load CUDA after its first call.
-  static CuPointerGetAttribute cached = nullptr;
-  if (cached != nullptr) return cached;
+  static std::atomic<CuPointerGetAttribute> cached{nullptr};
+  static std::atomic<int64_t> nextLookNs{0};
+  if (CuPointerGetAttribute q = cached.load(std::memory_order_acquire)) return q;
+  // dlopen, even with RTLD_NOLOAD, walks the file system: tens of
+  // microseconds. Look at most once a second, since the application may load
+  // CUDA after its first collective.
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (now < nextLookNs.load(std::memory_order_relaxed)) return nullptr;
+  nextLookNs.store(now + 1000000000, std::memory_order_relaxed);
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (driver == nullptr) return nullptr;
-  cached = reinterpret_cast<CuPointerGetAttribute>(dlsym(driver, "cuPointerGetAttribute"));
-  return cached;
+  auto query = reinterpret_cast<CuPointerGetAttribute>(dlsym(driver, "cuPointerGetAttribute"));
+  cached.store(query, std::memory_order_release);
+  return query;
 }
 
 }  // namespace
