@@ -141,7 +141,8 @@ int mixedTraffic(Bootstrap& b, Transport& t) {
   Status s = drive(t, peer, reqs);
   if (!s.isOk()) return fail(43, "drive", s);
   for (size_t k = 0; k < sizes.size(); ++k) {
-    if (in[k] != pattern(peer, k, sizes[k])) return fail(44, ("message " + std::to_string(k)).c_str());
+    if (in[k] != pattern(peer, k, sizes[k]))
+      return fail(44, ("message " + std::to_string(k)).c_str());
   }
   for (size_t i = 0; i < nDouble; ++i) {
     if (dOut[i] != value(0, i) + value(1, i)) return fail(45, "double sum");

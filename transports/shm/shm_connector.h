@@ -64,7 +64,7 @@ class ShmConnector : public Connector {
     Request* req;
     uint64_t fragments = 0;
   };
-  struct AwaitedRead {  // a published rendezvous send
+  struct AwaitedRead {     // a published rendezvous send
     uint64_t endFragment;  // done once the peer's head reaches this
     Request* req;
   };

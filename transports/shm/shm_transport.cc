@@ -164,8 +164,12 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
     probe.address = reinterpret_cast<uint64_t>(t->probePattern_);
   }
   std::vector<PeerInfo> infos(nranks);
-  infos[rank] = PeerInfo{static_cast<int32_t>(getpid()), local.isOk() ? 1 : 0,
-                         shm::pidNamespaceId(), config.shmSlotBytes, config.shmSlots, probe};
+  infos[rank] = PeerInfo{static_cast<int32_t>(getpid()),
+                         local.isOk() ? 1 : 0,
+                         shm::pidNamespaceId(),
+                         config.shmSlotBytes,
+                         config.shmSlots,
+                         probe};
   BRAID_RETURN_IF_ERROR(bootstrap.allGather(infos.data(), sizeof(PeerInfo)));
   BRAID_RETURN_IF_ERROR(local);
   for (int r = 0; r < nranks; ++r) {
@@ -227,10 +231,11 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
                                        layout->fifo(t->peerSegments_[peer]->base(), peer, rank),
                                        &t->ownControl(), &t->peerControl(peer), link);
   }
-  BRAID_INFO("shm: rank %d of %d connected, %d slots of %zu bytes per peer, single copy from "
-             "%zu bytes with %d of %d peers",
-             rank, nranks, config.shmSlots, config.shmSlotBytes, singleCopyBytes, singleCopyPeers,
-             nranks - 1);
+  BRAID_INFO(
+      "shm: rank %d of %d connected, %d slots of %zu bytes per peer, single copy from "
+      "%zu bytes with %d of %d peers",
+      rank, nranks, config.shmSlots, config.shmSlotBytes, singleCopyBytes, singleCopyPeers,
+      nranks - 1);
   return std::unique_ptr<Transport>(std::move(t));
 }
 
