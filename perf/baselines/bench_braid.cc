@@ -69,16 +69,5 @@ class BraidBackend {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::Options options;
-  if (!bench::parseOptions(argc, argv, &options)) {
-    std::fprintf(stderr, "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-c COLL,...|all] [-J FILE]\n",
-                 argv[0]);
-    return 2;
-  }
-  BraidBackend backend;
-  auto results = bench::runSweep(backend, options);
-  const char* transport = std::getenv("BRAID_TRANSPORT");
-  if (backend.rank() == 0)
-    bench::report("braid", transport ? transport : "default", backend.nranks(), results, options);
-  return 0;
+  return bench::runMain<BraidBackend>(argc, argv, "braid", "BRAID_TRANSPORT", "default");
 }

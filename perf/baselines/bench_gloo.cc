@@ -126,16 +126,5 @@ class GlooBackend {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::Options options;
-  if (!bench::parseOptions(argc, argv, &options)) {
-    std::fprintf(stderr, "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-c COLL,...|all] [-J FILE]\n",
-                 argv[0]);
-    return 2;
-  }
-  GlooBackend backend;
-  auto results = bench::runSweep(backend, options);
-  const char* transport = std::getenv("BENCH_TRANSPORT");
-  if (backend.rank() == 0)
-    bench::report("gloo", transport ? transport : "tcp", backend.nranks(), results, options);
-  return 0;
+  return bench::runMain<GlooBackend>(argc, argv, "gloo", "BENCH_TRANSPORT", "tcp");
 }

@@ -212,6 +212,27 @@ inline void report(const char* backendName, const char* transport, int n,
   std::fclose(file);
 }
 
+/// The whole program after the library is initialised: parse flags, build
+/// the backend, sweep, and have rank 0 report under `name` and the transport
+/// named by `transportVar` (or `defaultTransport`). Returns the exit status.
+template <typename Backend>
+int runMain(int argc, char** argv, const char* name, const char* transportVar,
+            const char* defaultTransport) {
+  Options options;
+  if (!parseOptions(argc, argv, &options)) {
+    std::fprintf(stderr, "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-c COLL,...|all] [-J FILE]\n",
+                 argv[0]);
+    return 2;
+  }
+  Backend backend;
+  auto results = runSweep(backend, options);
+  const char* transport = std::getenv(transportVar);
+  if (backend.rank() == 0) {
+    report(name, transport ? transport : defaultTransport, backend.nranks(), results, options);
+  }
+  return 0;
+}
+
 }  // namespace bench
 
 #endif  // BRAID_PERF_BASELINES_BENCH_LOOP_H_

@@ -69,18 +69,8 @@ class MpiBackend {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  bench::Options options;
-  if (!bench::parseOptions(argc, argv, &options)) {
-    std::fprintf(stderr, "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-c COLL,...|all] [-J FILE]\n",
-                 argv[0]);
-    MPI_Finalize();
-    return 2;
-  }
-  MpiBackend backend;
-  auto results = bench::runSweep(backend, options);
-  const char* transport = std::getenv("BENCH_TRANSPORT");
-  if (backend.rank() == 0)
-    bench::report("mpi", transport ? transport : "default", backend.nranks(), results, options);
+  // The backend must be gone before MPI_Finalize: runMain scopes it.
+  int status = bench::runMain<MpiBackend>(argc, argv, "mpi", "BENCH_TRANSPORT", "default");
   MPI_Finalize();
-  return 0;
+  return status;
 }
