@@ -9,6 +9,7 @@
 // moving collective never times out and a stuck one always does.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "comm/op.h"
@@ -18,6 +19,6 @@ namespace braid {
 
 /// Runs `ops` (validated) to completion. On failure every communicator
 /// involved is marked failed and its peers are told.
-Status runOps(const std::vector<Op>& ops);
+Status runOps(std::span<const Op> ops);
 
 }  // namespace braid

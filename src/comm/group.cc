@@ -23,9 +23,7 @@ Status submit(Op op) {
     group.ops.push_back(std::move(op));
     return Status::ok();
   }
-  std::vector<Op> one;
-  one.push_back(std::move(op));
-  return runOps(one);
+  return runOps({&op, 1});
 }
 
 Status groupStart() {

@@ -31,10 +31,9 @@ Status bad(const Op& op, const std::string& what) {
 }
 
 // Partial overlap of send and recv is never meaningful; exact in-place forms are.
-bool overlapsBadly(const Op& op) {
+bool overlapsBadly(const Op& op, size_t sb, size_t rb) {
   auto s = reinterpret_cast<uintptr_t>(op.send);
   auto r = reinterpret_cast<uintptr_t>(op.recv);
-  size_t sb = sendBufferBytes(op), rb = recvBufferBytes(op);
   if (s == 0 || r == 0 || sb == 0 || rb == 0) return false;
   bool overlap = s < r + rb && r < s + sb;
   return overlap && !isInPlace(op);
@@ -136,20 +135,20 @@ Status validate(const Op& op) {
   }
   const size_t limit = SIZE_MAX / 64 / static_cast<size_t>(n);
   if (op.count > limit) return bad(op, "count " + std::to_string(op.count) + " is too large");
-  if (sendBufferBytes(op) > 0 && op.send == nullptr) {
-    return bad(op, "sendbuff is NULL but this rank sends " + std::to_string(sendBufferBytes(op)) +
-                       " bytes");
+  const size_t sendBytes = sendBufferBytes(op), recvBytes = recvBufferBytes(op);
+  if (sendBytes > 0 && op.send == nullptr) {
+    return bad(op, "sendbuff is NULL but this rank sends " + std::to_string(sendBytes) + " bytes");
   }
-  if (recvBufferBytes(op) > 0 && op.recv == nullptr) {
-    return bad(op, "recvbuff is NULL but this rank receives " +
-                       std::to_string(recvBufferBytes(op)) + " bytes");
+  if (recvBytes > 0 && op.recv == nullptr) {
+    return bad(op, "recvbuff is NULL but this rank receives " + std::to_string(recvBytes) +
+                       " bytes");
   }
   if (isDeviceMemory(op.send) || isDeviceMemory(op.recv)) {
     return invalidUsage(std::string(op.apiName) +
                         ": a buffer is CUDA device memory, but this build runs collectives on "
                         "host memory only (the device path is not implemented yet)");
   }
-  if (op.kind == OpKind::kCollective && overlapsBadly(op)) {
+  if (op.kind == OpKind::kCollective && overlapsBadly(op, sendBytes, recvBytes)) {
     return bad(op, "sendbuff and recvbuff overlap, but not in an in-place form");
   }
   return Status::ok();

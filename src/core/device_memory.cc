@@ -1,9 +1,9 @@
 #include "core/device_memory.h"
 
 #include <dlfcn.h>
+#include <time.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 
 namespace braid {
@@ -23,9 +23,11 @@ CuPointerGetAttribute driverQuery() {
   // dlopen, even with RTLD_NOLOAD, walks the file system: tens of
   // microseconds. Look at most once a second, since the application may load
   // CUDA after its first collective.
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
+  // The coarse clock is a plain memory read (no hardware clock access), so
+  // the common case — no driver loaded — costs a few nanoseconds per buffer.
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  const int64_t now = int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
   if (now < nextLookNs.load(std::memory_order_relaxed)) return nullptr;
   nextLookNs.store(now + 1000000000, std::memory_order_relaxed);
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);

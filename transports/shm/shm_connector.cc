@@ -41,16 +41,20 @@ Status ShmConnector::postSend(const void* src, size_t bytes, Request* req) {
 }
 
 Status ShmConnector::postRecv(const RecvSink& sink, size_t bytes, Request* req) {
-  std::string what = "shm: receive of " + std::to_string(bytes) + " bytes from " + rankName(peer_);
-  if (req == nullptr) return invalidArgument(what + ": null request");
-  if (sink.dst == nullptr && bytes > 0) return invalidArgument(what + ": null destination");
+  // The message is built only on error: this is every receive's hot path.
+  auto bad = [&](const std::string& why) {
+    return invalidArgument("shm: receive of " + std::to_string(bytes) + " bytes from " +
+                           rankName(peer_) + ": " + why);
+  };
+  if (req == nullptr) return bad("null request");
+  if (sink.dst == nullptr && bytes > 0) return bad("null destination");
   if (sink.reduce != nullptr) {
-    if (sink.accum == nullptr && bytes > 0) return invalidArgument(what + ": null accumulator");
+    if (sink.accum == nullptr && bytes > 0) return bad("null accumulator");
     // Fragments are slotBytes long (a multiple of 64): elements must not straddle them.
     if (sink.elemSize == 0 || inbound_.slotBytes % sink.elemSize != 0 ||
         bytes % sink.elemSize != 0) {
-      return invalidArgument(what + ": element size " + std::to_string(sink.elemSize) +
-                             " does not divide the message and the slot size");
+      return bad("element size " + std::to_string(sink.elemSize) +
+                 " does not divide the message and the slot size");
     }
   }
   if (!error_.isOk()) return error_;
