@@ -7,7 +7,8 @@
 //
 // NVLinks: for every active link of every GPU, NVML names the PCI address at the
 // other end. Another GPU means a direct GPU-GPU NVLink; anything else is an NVSwitch
-// (one node per distinct address). Links to the same peer are summed; one link carries
+// chip, and all chips become one "nvs" node: a GPU spreads traffic to any peer over all
+// its switch links, so they act as one fabric. Links to the same peer are summed; one link carries
 // 20 (NVLink 1), 25 (NVLink 2-4) or 50 (NVLink 5) GB/s per direction.
 #include <dlfcn.h>
 
@@ -95,12 +96,13 @@ void addNvLinks(HostKind* host, const std::vector<int>& gpus, std::vector<std::s
       if (version(device, link, &v) != 0) v = 2;
       std::string bus = normalizeBusId(info.busId);
       int peer = findByBus(*host, NodeType::kGpu, bus);
-      if (peer < 0) peer = findByBus(*host, NodeType::kNvSwitch, bus);
+      if (peer < 0 && !host->nodesOf(NodeType::kNvSwitch).empty()) {
+        peer = host->nodesOf(NodeType::kNvSwitch).front();
+      }
       if (peer < 0) {
         Node sw;
         sw.type = NodeType::kNvSwitch;
-        sw.name = "nvs" + std::to_string(host->nodesOf(NodeType::kNvSwitch).size());
-        sw.busId = bus;
+        sw.name = "nvs";
         host->nodes.push_back(sw);
         peer = static_cast<int>(host->nodes.size()) - 1;
       }

@@ -43,10 +43,12 @@ struct SharedSettings {
   int32_t shmSlots = 0;
   int32_t socketStreams = 0;
   char transport[16] = {};
-  char algorithm[16] = {};
+  char algorithm[Config::kMaxSpecLength + 1] = {};  // BRAID_ALGO spec
+  char protocol[Config::kMaxSpecLength + 1] = {};   // BRAID_PROTO spec
 };
 
-void copyName(char (&out)[16], const std::string& in) {
+template <size_t N>
+void copyName(char (&out)[N], const std::string& in) {
   std::snprintf(out, sizeof(out), "%s", in.c_str());
 }
 
@@ -80,6 +82,7 @@ Status Comm::agreeOnConfig() {
   mine.socketStreams = config_.socketStreams;
   copyName(mine.transport, config_.transport);
   copyName(mine.algorithm, config_.algorithm);
+  copyName(mine.protocol, config_.protocol);
   BRAID_RETURN_IF_ERROR(bootstrap_->allGather(all.data(), sizeof(SharedSettings)));
 
   const SharedSettings& root = all[0];
@@ -94,6 +97,7 @@ Status Comm::agreeOnConfig() {
   config_.socketStreams = root.socketStreams;
   config_.transport = root.transport;
   config_.algorithm = root.algorithm;
+  config_.protocol = root.protocol;
 
   bool oneHost = std::all_of(all.begin(), all.end(),
                              [&](const SharedSettings& s) { return s.host == root.host; });
