@@ -28,11 +28,13 @@ using Path = std::vector<Step>;
 
 class Residual {
  public:
-  explicit Residual(const HostKind& host) : host_(host), adj_(host.nodes.size()) {
+  // nvlinkOnly: GPU-to-GPU paths may use NVLink (and NVSwitches) only.
+  Residual(const HostKind& host, bool nvlinkOnly) : host_(host), adj_(host.nodes.size()) {
     for (size_t i = 0; i < host.links.size(); ++i) {
       const Link& link = host.links[i];
       cap_[0].push_back(link.gbps);
       cap_[1].push_back(link.gbps);
+      if (nvlinkOnly && link.type != LinkType::kNvLink) continue;
       adj_[link.a].push_back({static_cast<int>(i), 0});
       adj_[link.b].push_back({static_cast<int>(i), 1});
     }
@@ -181,9 +183,29 @@ class RingFinder {
   std::vector<char> used_;
 };
 
+// The ring `order` reversed, at speed s, if every hop fits; gives back on failure.
+bool reversed(const std::vector<int>& order, Residual* residual, double s, Ring* ring) {
+  ring->order.assign(order.rbegin(), order.rend());
+  ring->hopLinks.clear();
+  ring->gbps = s;
+  std::vector<Path> taken;
+  for (size_t i = 0; i < ring->order.size(); ++i) {
+    Path path;
+    int from = ring->order[i], to = ring->order[(i + 1) % ring->order.size()];
+    if (!residual->find(from, to, s, &path)) {
+      for (const Path& p : taken) residual->give(p, s);
+      return false;
+    }
+    residual->take(path, s);
+    taken.push_back(path);
+    ring->hopLinks.push_back(linksOf(path));
+  }
+  return true;
+}
+
 // Grows one tree from endpoints[root]; on failure gives back what it took.
-bool findTree(const std::vector<int>& endpoints, int root, Residual* residual, double s,
-              Tree* tree) {
+bool findTree(const std::vector<int>& endpoints, int root, int maxChildren, Residual* residual,
+              double s, Tree* tree) {
   const size_t n = endpoints.size();
   tree->parent.assign(n, -1);
   tree->edgeLinks.assign(n, {});
@@ -199,7 +221,7 @@ bool findTree(const std::vector<int>& endpoints, int root, Residual* residual, d
     for (size_t u = 0; u < n; ++u) {
       if (attached[u]) continue;
       for (size_t v = 0; v < n; ++v) {
-        if (!attached[v] || children[v] >= 2) continue;
+        if (!attached[v] || children[v] >= maxChildren) continue;
         Path up, down;
         if (!residual->find(endpoints[u], endpoints[v], s, &up)) continue;
         residual->take(up, s);  // so that a shared link must carry both directions' s
@@ -230,9 +252,10 @@ bool findTree(const std::vector<int>& endpoints, int root, Residual* residual, d
   return true;
 }
 
-std::vector<double> candidateSpeeds(const HostKind& host, int maxChannels) {
+std::vector<double> candidateSpeeds(const HostKind& host, int maxChannels, bool nvlinkOnly) {
   std::set<double, std::greater<double>> speeds;
   for (const Link& link : host.links) {
+    if (nvlinkOnly && link.type != LinkType::kNvLink) continue;
     for (int k = 1; k <= maxChannels; ++k) speeds.insert(link.gbps / k);
   }
   return {speeds.begin(), speeds.end()};
@@ -241,11 +264,12 @@ std::vector<double> candidateSpeeds(const HostKind& host, int maxChannels) {
 // Packs channels at each candidate speed with `packOne`; keeps the fewest channels that
 // reach options.nearBest of the best total.
 template <typename T, typename PackOne>
-std::vector<T> bestPacking(const HostKind& host, const SearchOptions& options, PackOne packOne) {
+std::vector<T> bestPacking(const HostKind& host, const SearchOptions& options, bool nvlinkOnly,
+                           PackOne packOne) {
   std::vector<std::vector<T>> packings;
   double best = 0;
-  for (double s : candidateSpeeds(host, options.maxChannels)) {
-    Residual residual(host);
+  for (double s : candidateSpeeds(host, options.maxChannels, nvlinkOnly)) {
+    Residual residual(host, nvlinkOnly);
     std::vector<T> found;
     T channel;
     while (static_cast<int>(found.size()) < options.maxChannels &&
@@ -262,6 +286,29 @@ std::vector<T> bestPacking(const HostKind& host, const SearchOptions& options, P
     if (chosen == nullptr || p.size() < chosen->size()) chosen = &p;
   }
   return chosen ? *chosen : std::vector<T>{};
+}
+
+template <typename T>
+double totalOf(const std::vector<T>& channels) {
+  double sum = 0;
+  for (const T& c : channels) sum += c.gbps;
+  return sum;
+}
+
+// Chains (one child each) and binary trees; the larger total wins, binary on a tie
+// (shallower). Roots rotate over the channels to spread the interior load.
+std::vector<Tree> packTrees(const HostKind& host, const std::vector<int>& endpoints,
+                            const SearchOptions& options, bool nvlinkOnly) {
+  const int n = static_cast<int>(endpoints.size());
+  std::vector<Tree> best;
+  for (int maxChildren : {2, 1}) {
+    std::vector<Tree> trees =
+        bestPacking<Tree>(host, options, nvlinkOnly, [&](Residual* r, double s, int c, Tree* out) {
+          return findTree(endpoints, c % n, maxChildren, r, s, out);
+        });
+    if (totalOf(trees) > totalOf(best) * (1 + kEpsilon)) best = std::move(trees);
+  }
+  return best;
 }
 
 }  // namespace
@@ -292,13 +339,30 @@ Channels searchChannels(const HostKind& host, const SearchOptions& options) {
     channels.trees.push_back(tree);
     return channels;
   }
-  channels.rings = bestPacking<Ring>(host, options, [&](Residual* r, double s, int, Ring* out) {
-    return RingFinder(endpoints, r, s).find(out);
-  });
-  const int n = static_cast<int>(endpoints.size());
-  channels.trees = bestPacking<Tree>(host, options, [&](Residual* r, double s, int c, Tree* out) {
-    return findTree(endpoints, c % n, r, s, out);  // rotate roots: spread interior load
-  });
+  // GPUs joined by NVLink talk over NVLink only: a channel through PCIe and the CPUs would
+  // add a little bandwidth on paper but share those links with NICs and storage.
+  bool anyNvLink = false;
+  for (const Link& link : host.links) anyNvLink = anyNvLink || link.type == LinkType::kNvLink;
+  for (bool nvlinkOnly : {true, false}) {
+    if (nvlinkOnly && !anyNvLink) continue;
+    if (channels.rings.empty()) {
+      // After each new ring, try the same ring reversed: it uses the other direction of
+      // every link, which the forward ring left untouched (this packs the DGX-1 mesh).
+      std::vector<int> lastOrder;
+      channels.rings = bestPacking<Ring>(
+          host, options, nvlinkOnly, [&](Residual* r, double s, int c, Ring* out) {
+            if (c == 0) lastOrder.clear();
+            if (!lastOrder.empty() && reversed(lastOrder, r, s, out)) {
+              lastOrder.clear();
+              return true;
+            }
+            if (!RingFinder(endpoints, r, s).find(out)) return false;
+            lastOrder = out->order;
+            return true;
+          });
+    }
+    if (channels.trees.empty()) channels.trees = packTrees(host, endpoints, options, nvlinkOnly);
+  }
   return channels;
 }
 

@@ -11,7 +11,10 @@
 
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
+#include "collectives/algorithm.h"
 #include "core/log.h"
+#include "core/selection_spec.h"
+#include "topology/startup.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/socket/socket_transport.h"
 
@@ -110,6 +113,17 @@ Status Comm::agreeOnConfig() {
     int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     config_.spinIterations = localRanks <= cores ? kSpinIterations : 0;
   }
+  // Rank 0's BRAID_ALGO now rules; a name no algorithm has fails here, on every rank.
+  Result<SelectionSpec> spec =
+      SelectionSpec::parse(config_.algorithm, "BRAID_ALGO", Config::collectiveNames());
+  if (!spec.isOk()) return spec.status();
+  for (const SelectionChoice& choice : spec->choices()) {
+    if (!coll::isAlgorithmName(choice.name)) {
+      return invalidArgument("BRAID_ALGO='" + config_.algorithm + "': '" + choice.name +
+                             "' names no algorithm");
+    }
+  }
+  BRAID_RETURN_IF_ERROR(topo::prepareTopology(rank_).status());
   if (config_.transport.empty()) {
     config_.transport = oneHost ? "shm" : "socket";
   } else if (config_.transport == "shm" && !oneHost) {
