@@ -131,7 +131,11 @@ void compare(const Graph& graph) {
     if (graph.hosts[0].name != f.host) continue;
     Result<ClusterSummary> c = summarize(graph, f.gpus);
     if (!c.isOk()) continue;
+    // Like with like: the algorithm NCCL ran when braid-sim models it, else the tuner's pick.
     Prediction p = predictBest(*c, coll::CollKind::kAllReduce, f.sizeBytes);
+    for (const Prediction& q : predictAll(*c, coll::CollKind::kAllReduce, f.sizeBytes)) {
+      if (q.algorithm == f.algorithm && (p.algorithm != f.algorithm || q.us < p.us)) p = q;
+    }
     double mid = (f.busbwLow + f.busbwHigh) / 2;
     std::printf(
         "  %4d GPUs %8.0f MiB: published %.1f-%.1f GB/s (%s) | predicted %.1f GB/s "
