@@ -182,6 +182,7 @@ FitReport evaluate(const CostModel& model, const std::vector<Sample>& samples, i
         model.predictUs(s.kind, s.algorithm, Protocol::kSimple, s.link, s.nranks, s.sizeBytes);
     if (!p) continue;
     *p *= oversubscription(s.nranks, cores);
+    ++report.predicted;
     errors.push_back(std::fabs(*p - s.us) / s.us);
     cases[{s.link, static_cast<int>(s.kind), s.nranks, s.sizeBytes}][s.algorithm] = {s.us, *p};
   }

@@ -41,6 +41,7 @@ double oversubscription(int nranks, int cores);
 CostModel fitModel(const std::vector<Sample>& samples, int cores);
 
 struct FitReport {
+  int predicted = 0;          // samples the model has constants for
   double medianRelError = 0;  // |predicted - measured| / measured over all samples
   double p90RelError = 0;
   int cases = 0;          // (link, collective, nranks, size) with more than one algorithm

@@ -393,6 +393,9 @@ std::vector<int> hostLocalRingOrder(const std::vector<int>& hostOfRank) {
 }
 
 std::string describeRing(const HostKind& host, const Ring& ring) {
+  if (ring.order.size() == 1) {
+    return host.nodes[ring.order[0]].name + "  (one endpoint: its ranks share its memory)";
+  }
   std::string text;
   std::set<std::string> types;
   for (size_t i = 0; i < ring.order.size(); ++i) {
@@ -409,6 +412,7 @@ std::string describeRing(const HostKind& host, const Ring& ring) {
 
 std::string describeTree(const HostKind& host, const Tree& tree) {
   const std::vector<int> endpoints = host.endpoints();
+  if (endpoints.size() == 1) return host.nodes[endpoints[0]].name + "  (one endpoint)";
   std::string text = "root " + host.nodes[endpoints[tree.root]].name + ":";
   for (size_t i = 0; i < tree.parent.size(); ++i) {
     if (tree.parent[i] < 0) continue;

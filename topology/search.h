@@ -7,7 +7,7 @@
 // takes s from each. Paths may pass through CPUs, PCIe switches and NVSwitches, never
 // through another GPU or a NIC. For each candidate speed (every link bandwidth divided
 // by 1..maxChannels) the search packs as many channels as it finds; the result is the
-// fewest channels within 5% of the best total (a few fast channels cost less than many
+// fewest channels within 10% of the best total (a few fast channels cost less than many
 // slow ones for the same bandwidth). Ties between paths go to the fewest hops, then to
 // the most capacity left, which keeps NUMA/PCIe locality and spreads load.
 //
@@ -47,7 +47,7 @@ struct Channels {
 
 struct SearchOptions {
   int maxChannels = 16;
-  double nearBest = 0.95;  // accept fewer channels when they reach this share of the best
+  double nearBest = 0.9;  // accept fewer channels when they reach this share of the best
 };
 
 /// Rings and trees for `host`. A host with one endpoint gets one trivial ring and tree

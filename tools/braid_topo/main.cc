@@ -6,8 +6,9 @@
 //   braid-topo --file F.topo         load a topology file instead (BRAID_TOPO_FILE too)
 //   braid-topo --dump F.topo         also write the graph to F (BRAID_TOPO_DUMP_FILE too)
 //   braid-topo --ranks N --max-bytes B   shape of the tuning table
-//   braid-topo --calibrate samples.csv [--fit-min-ranks 3]   fit the model, print its rows
-//                                    and how well it predicts the samples
+//   braid-topo --calibrate samples.csv [--fit-min-ranks 3] [--cores N]   fit the model, print
+//                                    its rows and how well it predicts the samples
+//   braid-topo --check samples.csv   how well the compiled-in constants predict new samples
 #include <unistd.h>
 
 #include <cstdio>
@@ -30,7 +31,7 @@ using namespace braid;
 using namespace braid::topo;
 
 struct Options {
-  std::string file, dump, calibrate;
+  std::string file, dump, calibrate, check;
   int ranks = 4;
   int fitMinRanks = 3;
   int cores = static_cast<int>(
@@ -42,7 +43,7 @@ struct Options {
 int usage(const char* why) {
   std::fprintf(stderr,
                "braid-topo: %s\nusage: braid-topo [--file F] [--dump F] [--ranks N] "
-               "[--max-bytes B] [--calibrate CSV [--fit-min-ranks N] [--cores N]]\n",
+               "[--max-bytes B] [--calibrate CSV | --check CSV] [--fit-min-ranks N] [--cores N]\n",
                why);
   return 2;
 }
@@ -68,6 +69,8 @@ bool parseArgs(int argc, char** argv, Options* o, std::string* why) {
       o->dump = value;
     } else if (arg == "--calibrate") {
       o->calibrate = value;
+    } else if (arg == "--check") {
+      o->check = value;
     } else if (arg == "--ranks") {
       long n = std::strtol(value.c_str(), &end, 10);
       if (*end != '\0' || n < 1 || n > 1 << 20) {
@@ -121,15 +124,44 @@ std::string selection(coll::CollKind kind, size_t bytes, int nranks) {
   return picked;
 }
 
+// Prints how `model` predicts `samples`, per link and for fewer / at least fitMinRanks.
+void report(const CostModel& model, const std::vector<Sample>& samples, const Options& o) {
+  for (const std::string link : {"shm", "socket"}) {
+    for (const bool small : {true, false}) {
+      std::vector<Sample> mine;
+      for (const Sample& s : samples) {
+        if (s.link == link && (s.nranks < o.fitMinRanks) == small) mine.push_back(s);
+      }
+      if (mine.empty()) continue;
+      FitReport r = evaluate(model, mine, o.cores);
+      if (r.predicted == 0) {
+        std::printf("%-6s: no constants for these %zu samples\n", link.c_str(), mine.size());
+        continue;
+      }
+      std::printf(
+          "%-6s %s %d ranks, %3zu samples: |error| median %.0f%%, p90 %.0f%%; fastest picked in "
+          "%d of %d cases; measured time of the picks vs the fastest: mean +%.0f%%, max "
+          "+%.0f%%\n",
+          link.c_str(), small ? "< " : ">=", o.fitMinRanks, mine.size(), 100 * r.medianRelError,
+          100 * r.p90RelError, r.agreed, r.cases, 100 * r.meanRegret, 100 * r.maxRegret);
+    }
+  }
+}
+
 int calibrate(const Options& o) {
-  std::ifstream in(o.calibrate);
-  if (!in) return usage(("cannot read " + o.calibrate).c_str());
+  const std::string& path = o.check.empty() ? o.calibrate : o.check;
+  std::ifstream in(path);
+  if (!in) return usage(("cannot read " + path).c_str());
   std::stringstream text;
   text << in.rdbuf();
   Result<std::vector<Sample>> samples = parseSamples(text.str());
   if (!samples.isOk()) {
     std::fprintf(stderr, "braid-topo: %s\n", samples.status().message().c_str());
     return 1;
+  }
+  if (!o.check.empty()) {  // the compiled-in constants against new measurements
+    report(CostModel::calibrated(), *samples, o);
+    return 0;
   }
   // Two ranks spin-wait (BRAID_SPIN auto: ranks <= cores), which on a loaded machine costs
   // whole scheduler slices per step; the fit uses the futex regime (3+ ranks on 2 cores)
@@ -141,22 +173,7 @@ int calibrate(const Options& o) {
   CostModel model = fitModel(fitted, o.cores);
   std::printf("// {collective, algorithm, link, overhead us, per-step us, GB/s}\n%s\n",
               toCppTable(model).c_str());
-  for (const std::string link : {"shm", "socket"}) {
-    for (const bool small : {true, false}) {
-      std::vector<Sample> mine;
-      for (const Sample& s : *samples) {
-        if (s.link == link && (s.nranks < o.fitMinRanks) == small) mine.push_back(s);
-      }
-      if (mine.empty()) continue;
-      FitReport r = evaluate(model, mine, o.cores);
-      std::printf(
-          "%-6s %s %d ranks, %3zu samples: |error| median %.0f%%, p90 %.0f%%; fastest picked in "
-          "%d of %d cases; measured time of the picks vs the fastest: mean +%.0f%%, max "
-          "+%.0f%%\n",
-          link.c_str(), small ? "< " : ">=", o.fitMinRanks, mine.size(), 100 * r.medianRelError,
-          100 * r.p90RelError, r.agreed, r.cases, 100 * r.meanRegret, 100 * r.maxRegret);
-    }
-  }
+  report(model, *samples, o);
   return 0;
 }
 
@@ -177,7 +194,7 @@ int main(int argc, char** argv) {
   Options o;
   std::string why;
   if (!parseArgs(argc, argv, &o, &why)) return usage(why.c_str());
-  if (!o.calibrate.empty()) return calibrate(o);
+  if (!o.calibrate.empty() || !o.check.empty()) return calibrate(o);
 
   Graph graph;
   if (!o.file.empty()) {
