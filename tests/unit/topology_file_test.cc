@@ -126,6 +126,49 @@ TEST(TopologyFileTest, CommentsAndBlankLinesAreIgnored) {
   EXPECT_EQ(graph->hosts[0].nodes.size(), 1u);
 }
 
+// Mutated files (bytes flipped, cut, duplicated; a fixed seed) must parse or fail with a
+// message, never crash; whatever parses must dump to text that parses again.
+TEST(TopologyFileTest, MutatedInputNeverCrashes) {
+  Result<Graph> base = loadFile(referencePath("dgx1.topo"));
+  ASSERT_TRUE(base.isOk());
+  const std::string text = dump(*base);
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  const std::string alphabet = " \n\t#=0123456789.-eEnaiflkpcgu";
+  for (int round = 0; round < 3000; ++round) {
+    std::string mutated = text;
+    for (int edits = 1 + next() % 4; edits > 0; --edits) {
+      size_t at = next() % mutated.size();
+      switch (next() % 4) {
+        case 0:
+          mutated[at] = alphabet[next() % alphabet.size()];
+          break;
+        case 1:
+          mutated.erase(at, next() % 16);
+          break;
+        case 2:
+          mutated.insert(at, mutated.substr(next() % mutated.size(), next() % 32));
+          break;
+        default:
+          mutated[at] = static_cast<char>(next());
+          break;
+      }
+      if (mutated.empty()) mutated = "x";
+    }
+    Result<Graph> graph = parse(mutated);
+    if (graph.isOk()) {
+      EXPECT_TRUE(parse(dump(*graph)).isOk()) << mutated;
+    } else {
+      EXPECT_NE(graph.status().message().find("line "), std::string::npos);
+    }
+  }
+}
+
 TEST(TopologyFileTest, MissingFileIsAnErrorNamingThePath) {
   Result<Graph> graph = loadFile("/nonexistent/machine.topo");
   ASSERT_FALSE(graph.isOk());
