@@ -90,9 +90,10 @@ const char* ruleOfThumb(const CollArgs& args) {
 }
 
 // The calibrated cost model (topology/calibrated_constants.cc) overrules the rule above
-// only where it predicts the alternative at least this much faster: its median error on
-// the development machine is ~40% and its 90th percentile ~90% (docs/TOPOLOGY.md), so a
-// smaller predicted gain is within its error. Its CPU constants come from shared memory.
+// only where it predicts the alternative at least this much faster: on the (shared,
+// loaded) development machine its median error is 34% on the samples it was fitted to and
+// 79% on samples taken later (docs/TOPOLOGY.md), so a smaller predicted gain is within its
+// error. Its CPU constants come from shared memory.
 constexpr double kTrustedGain = 2.0;
 constexpr const char* kTunedLink = "shm";
 
