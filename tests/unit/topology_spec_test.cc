@@ -1,11 +1,14 @@
 // BRAID_ALGO / BRAID_PROTO: the per-collective, size-range syntax; errors that name the
 // bad token; the environment path through Config; and buildSchedule honouring a spec.
 #include <gtest/gtest.h>
-#include <stdlib.h>
+
+#include <thread>
+#include <vector>
 
 #include "collectives/algorithm.h"
 #include "core/config.h"
 #include "core/selection_spec.h"
+#include "support/spawn.h"
 
 namespace braid {
 namespace {
@@ -56,19 +59,13 @@ TEST(SelectionSpecTest, ErrorsNameTheBadToken) {
   }
 }
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using testing::ScopedEnv;
 
 TEST(SelectionSpecTest, ConfigReadsAndChecksBothVariables) {
   {
-    ScopedEnv algo("BRAID_ALGO", "allreduce:rd@0-16K,ring;broadcast:tree");
-    ScopedEnv proto("BRAID_PROTO", "ll@0-64K,simple");
+    ScopedEnv env(std::vector<std::pair<std::string, std::string>>{
+        {"BRAID_ALGO", "allreduce:rd@0-16K,ring;broadcast:tree"},
+        {"BRAID_PROTO", "ll@0-64K,simple"}});
     Result<Config> config = Config::fromEnv();
     ASSERT_TRUE(config.isOk()) << config.status().message();
     EXPECT_EQ(config->algorithm, "allreduce:rd@0-16K,ring;broadcast:tree");
@@ -104,6 +101,47 @@ TEST(SelectionSpecTest, BuildScheduleFollowsTheSpec) {
   Result<coll::Schedule> typo = coll::buildSchedule(args, "gather:drect");
   ASSERT_FALSE(typo.isOk());
   EXPECT_NE(typo.status().message().find("'drect'"), std::string::npos);
+}
+
+// A communicator honours a per-collective spec end to end: the sums come out right
+// whichever algorithm each size gets.
+TEST(SelectionSpecTest, CommunicatorRunsWithASpec) {
+  testing::SpawnOptions options = testing::SpawnOptions::withTransport("shm");
+  options.set("BRAID_ALGO", "allreduce:tree@0-64,ring;broadcast:ring");
+  options.set("BRAID_PROTO", "simple");
+  testing::spawn(
+      3,
+      [](braidComm_t comm, int rank) {
+        for (size_t count : {size_t(4), size_t(4096)}) {
+          std::vector<float> data(count, static_cast<float>(rank + 1));
+          EXPECT_EQ(braidAllReduce(data.data(), data.data(), count, braidFloat32, braidSum, comm,
+                                   nullptr),
+                    braidSuccess);
+          EXPECT_EQ(data.front(), 6.0f);
+          EXPECT_EQ(data.back(), 6.0f);
+        }
+      },
+      options);
+}
+
+// An algorithm name no algorithm has fails communicator creation on every rank.
+TEST(SelectionSpecTest, UnknownAlgorithmFailsInitOnEveryRank) {
+  testing::ScopedEnv env(std::vector<std::pair<std::string, std::string>>{
+      {"BRAID_ALGO", "allreduce:rd,bogus"}, {"BRAID_TIMEOUT", "60"}});
+  braidUniqueId id;
+  ASSERT_EQ(braidGetUniqueId(&id), braidSuccess);
+  std::vector<braidResult_t> results(2, braidSuccess);
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks.emplace_back([&, rank] {
+      braidComm_t comm = nullptr;
+      results[rank] = braidCommInitRank(&comm, 2, id, rank);
+      if (results[rank] == braidSuccess) braidCommDestroy(comm);
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  EXPECT_EQ(results[0], braidInvalidArgument);
+  EXPECT_EQ(results[1], braidInvalidArgument);
 }
 
 }  // namespace
