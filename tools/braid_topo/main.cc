@@ -5,7 +5,9 @@
 //   braid-topo                       detect this machine
 //   braid-topo --file F.topo         load a topology file instead (BRAID_TOPO_FILE too)
 //   braid-topo --dump F.topo         also write the graph to F (BRAID_TOPO_DUMP_FILE too)
-//   braid-topo --ranks N --max-bytes B   shape of the tuning table
+//   braid-topo --ranks N --max-bytes B   shape of the tuning table (CPU machines: what
+//                                    automatic selection picks; GPU machines: braid-sim's
+//                                    algorithm/protocol per size for the file's host count)
 //   braid-topo --calibrate samples.csv [--fit-min-ranks 3] [--cores N]   fit the model, print
 //                                    its rows and how well it predicts the samples
 //   braid-topo --check samples.csv   how well the compiled-in constants predict new samples
@@ -22,6 +24,7 @@
 #include "topology/calibration.h"
 #include "topology/detect.h"
 #include "topology/search.h"
+#include "topology/sim.h"
 #include "topology/topo_file.h"
 #include "topology/tuner.h"
 
@@ -221,6 +224,23 @@ int main(int argc, char** argv) {
     }
   }
   for (const HostKind& host : graph.hosts) printChannels(host);
+  Result<ClusterSummary> gpus = summarize(graph, 0);
+  if (gpus.isOk()) {  // a GPU machine: the GPU cluster model's choices (topology/sim.h)
+    const int n = gpus->hosts * gpus->gpusPerHost;
+    std::printf("\ntuning table: %d GPUs on %d host(s), algorithm/protocol the GPU model picks\n%s",
+                n, gpus->hosts,
+                tuningTable(n, o.maxBytes,
+                            {coll::CollKind::kAllReduce, coll::CollKind::kBroadcast,
+                             coll::CollKind::kAllGather, coll::CollKind::kReduceScatter,
+                             coll::CollKind::kAllToAll},
+                            [&](coll::CollKind kind, size_t bytes, int) {
+                              Prediction p = predictBest(
+                                  *gpus, kind, reportedSize(kind, static_cast<double>(bytes), n));
+                              return p.algorithm + "/" + protocolName(p.protocol);
+                            })
+                    .c_str());
+    return 0;
+  }
   std::printf(
       "\ntuning table: %d ranks, what automatic selection picks (in brackets: the calibrated\n"
       "shm model's fastest where it differs by less than the gain selection trusts)\n%s",
