@@ -92,6 +92,7 @@ Node* nicFor(HostKind* host, const std::string& address, const std::string& name
   Node nic;
   nic.type = NodeType::kNic;
   nic.name = fileSafe(name);
+  if (host->find(nic.name) >= 0) nic.name = "nic" + std::to_string(host->nodes.size());
   nic.busId = address;
   nic.nicGBps = kAssumedNicGBps;
   host->nodes.push_back(nic);
@@ -155,7 +156,9 @@ void addNicsFromSysfs(HostKind* host, std::vector<std::string>* notes) {
     if (!fs::exists(entry.path() / "device", ec)) continue;  // lo, bridges, ifb, veth
     const std::string address = pciAddressOf(entry.path() / "device");
     Node* nic = nicFor(host, address, name);
-    nic->name = fileSafe(name);
+    // Take the interface's name unless another node has it (names must stay unique).
+    const int taken = host->find(fileSafe(name));
+    if (taken < 0 || &host->nodes[taken] == nic) nic->name = fileSafe(name);
     std::string speed = readLine(entry.path() / "speed");
     long mbps = speed.empty() ? -1 : std::strtol(speed.c_str(), nullptr, 10);
     if (mbps > 0) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "topology/residual.h"
@@ -293,19 +294,16 @@ bool ringUsesOnly(const HostKind& host, const Ring& ring, LinkType type) {
 }
 
 std::vector<int> hostLocalRingOrder(const std::vector<int>& hostOfRank) {
+  // Each host's place is its lowest rank; a stable sort keeps rank order inside a host.
+  std::map<int, int> firstRankOfHost;
+  for (size_t r = 0; r < hostOfRank.size(); ++r) {
+    firstRankOfHost.emplace(hostOfRank[r], static_cast<int>(r));
+  }
   std::vector<int> order(hostOfRank.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  // The first rank of each host fixes that host's place; stable keeps rank order inside.
-  std::vector<int> firstRank(order.size(), -1);
-  auto hostRank = [&](int rank) {
-    for (size_t r = 0; r < hostOfRank.size(); ++r) {
-      if (hostOfRank[r] == hostOfRank[rank]) return static_cast<int>(r);
-    }
-    return rank;
-  };
-  for (size_t r = 0; r < order.size(); ++r) firstRank[r] = hostRank(static_cast<int>(r));
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int x, int y) { return firstRank[x] < firstRank[y]; });
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    return firstRankOfHost[hostOfRank[x]] < firstRankOfHost[hostOfRank[y]];
+  });
   return order;
 }
 
