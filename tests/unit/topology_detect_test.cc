@@ -37,6 +37,22 @@ TEST(TopologyDetectTest, ThisMachineHasCpusAndRoundTrips) {
   }
 }
 
+// The sysfs path alone (what a machine without hwloc gets) still yields a valid graph.
+TEST(TopologyDetectTest, SysfsFallbackAloneGivesAValidGraph) {
+  Graph graph;
+  graph.hosts.push_back({});
+  HostKind& host = graph.hosts[0];
+  host.name = "fallback";
+  std::vector<std::string> notes;
+  detail::addCpusFromSysfs(&host, &notes);
+  detail::linkCpuNodes(&host, &notes);
+  detail::addNicsFromSysfs(&host, &notes);
+  ASSERT_FALSE(host.nodesOf(NodeType::kCpu).empty());
+  for (int nic : host.nodesOf(NodeType::kNic)) EXPECT_GT(host.nodes[nic].nicGBps, 0);
+  Result<Graph> again = parse(dump(graph));
+  EXPECT_TRUE(again.isOk()) << again.status().message() << "\n" << dump(graph);
+}
+
 TEST(TopologyDetectTest, HostIdentityIsStableAndFileSafeNamesAre) {
   EXPECT_EQ(hostIdentity(), hostIdentity());
   EXPECT_EQ(fileSafe("NVIDIA H100 80GB#x=y"), "NVIDIA-H100-80GB-x-y");
