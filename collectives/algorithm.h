@@ -34,12 +34,15 @@ std::vector<std::string> algorithmNames(CollKind kind);
 /// Whether any collective has an algorithm called `name`.
 bool isAlgorithmName(const std::string& name);
 
-/// The algorithm automatic selection picks for `args`.
+/// The algorithm automatic selection picks for `args`: a built-in rule by size and ranks,
+/// which the tuner (topology/tuner.h, calibrated cost model) overrules where it predicts a
+/// clear gain. Depends only on arguments every rank shares.
 const Algorithm& defaultAlgorithm(const CollArgs& args);
 
-/// args.rank's schedule. `forcedAlgorithm` is BRAID_ALGO: "" selects automatically;
-/// a known name that does not implement this collective (or these arguments) falls
-/// back to the default; a name no algorithm has is an invalid-argument error.
+/// args.rank's schedule. `forcedAlgorithm` is the BRAID_ALGO spec (core/selection_spec.h):
+/// "" selects automatically, as does a size or collective no rule covers; a known name that
+/// does not implement this collective (or these arguments) falls back to the default; a
+/// name no algorithm has, or a malformed spec, is an invalid-argument error.
 Result<Schedule> buildSchedule(const CollArgs& args, const std::string& forcedAlgorithm);
 
 /// Bytes of the send buffer a schedule for `args` may touch on args.rank (0 where

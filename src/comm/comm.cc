@@ -11,7 +11,10 @@
 
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
+#include "collectives/algorithm.h"
 #include "core/log.h"
+#include "core/selection_spec.h"
+#include "topology/startup.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/socket/socket_transport.h"
 
@@ -43,10 +46,12 @@ struct SharedSettings {
   int32_t shmSlots = 0;
   int32_t socketStreams = 0;
   char transport[16] = {};
-  char algorithm[16] = {};
+  char algorithm[Config::kMaxSpecLength + 1] = {};  // BRAID_ALGO spec
+  char protocol[Config::kMaxSpecLength + 1] = {};   // BRAID_PROTO spec
 };
 
-void copyName(char (&out)[16], const std::string& in) {
+template <size_t N>
+void copyName(char (&out)[N], const std::string& in) {
   std::snprintf(out, sizeof(out), "%s", in.c_str());
 }
 
@@ -80,6 +85,7 @@ Status Comm::agreeOnConfig() {
   mine.socketStreams = config_.socketStreams;
   copyName(mine.transport, config_.transport);
   copyName(mine.algorithm, config_.algorithm);
+  copyName(mine.protocol, config_.protocol);
   BRAID_RETURN_IF_ERROR(bootstrap_->allGather(all.data(), sizeof(SharedSettings)));
 
   const SharedSettings& root = all[0];
@@ -94,6 +100,7 @@ Status Comm::agreeOnConfig() {
   config_.socketStreams = root.socketStreams;
   config_.transport = root.transport;
   config_.algorithm = root.algorithm;
+  config_.protocol = root.protocol;
 
   bool oneHost = std::all_of(all.begin(), all.end(),
                              [&](const SharedSettings& s) { return s.host == root.host; });
@@ -106,6 +113,17 @@ Status Comm::agreeOnConfig() {
     int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     config_.spinIterations = localRanks <= cores ? kSpinIterations : 0;
   }
+  // Rank 0's BRAID_ALGO now rules; a name no algorithm has fails here, on every rank.
+  Result<SelectionSpec> spec =
+      SelectionSpec::parse(config_.algorithm, "BRAID_ALGO", Config::collectiveNames());
+  if (!spec.isOk()) return spec.status();
+  for (const SelectionChoice& choice : spec->choices()) {
+    if (!coll::isAlgorithmName(choice.name)) {
+      return invalidArgument("BRAID_ALGO='" + config_.algorithm + "': '" + choice.name +
+                             "' names no algorithm");
+    }
+  }
+  BRAID_RETURN_IF_ERROR(topo::prepareTopology(rank_).status());
   if (config_.transport.empty()) {
     config_.transport = oneHost ? "shm" : "socket";
   } else if (config_.transport == "shm" && !oneHost) {

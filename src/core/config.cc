@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/selection_spec.h"
+
 namespace braid {
 namespace {
 
@@ -83,7 +85,42 @@ Status readChoice(const char* var, std::initializer_list<const char*> choices, s
   return badValue(var, v, expected.c_str());
 }
 
+// A BRAID_ALGO / BRAID_PROTO spec: syntax checked here; names against `names` when given
+// (algorithm names are the registry's business: collectives/algorithm.h checks them).
+Status readSpec(const char* var, std::initializer_list<const char*> names, std::string* out) {
+  const char* v = std::getenv(var);
+  if (v == nullptr || *v == '\0') return Status::ok();
+  if (std::strlen(v) > Config::kMaxSpecLength) {
+    return badValue(var, v,
+                    ("at most " + std::to_string(Config::kMaxSpecLength) + " characters").c_str());
+  }
+  BRAID_ASSIGN_OR_RETURN(SelectionSpec spec,
+                         SelectionSpec::parse(v, var, Config::collectiveNames()));
+  for (const SelectionChoice& choice : spec.choices()) {
+    if (names.size() == 0) break;
+    bool known = false;
+    std::string expected;
+    for (const char* name : names) {
+      known = known || choice.name == name;
+      expected += std::string(expected.empty() ? "" : ", ") + name;
+    }
+    if (!known) {
+      return invalidArgument(std::string(var) + "='" + v + "': token '" + choice.name +
+                             "' is not one of " + expected);
+    }
+  }
+  *out = v;
+  return Status::ok();
+}
+
 }  // namespace
+
+const std::vector<std::string>& Config::collectiveNames() {
+  static const std::vector<std::string> kNames = {
+      "allreduce", "broadcast", "reduce", "allgather", "reducescatter",
+      "alltoall",  "alltoallv", "gather", "scatter",   "barrier"};
+  return kNames;
+}
 
 Result<Config> Config::fromEnv() {
   Config c;
@@ -96,8 +133,8 @@ Result<Config> Config::fromEnv() {
     c.timeoutSeconds = t;
   }
   BRAID_RETURN_IF_ERROR(readChoice("BRAID_TRANSPORT", {"shm", "socket"}, &c.transport));
-  BRAID_RETURN_IF_ERROR(readChoice(
-      "BRAID_ALGO", {"ring", "tree", "rd", "pairwise", "direct", "dissemination"}, &c.algorithm));
+  BRAID_RETURN_IF_ERROR(readSpec("BRAID_ALGO", {}, &c.algorithm));
+  BRAID_RETURN_IF_ERROR(readSpec("BRAID_PROTO", {"simple", "ll", "ll128"}, &c.protocol));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_CHUNK_BYTES", 64, &c.chunkBytes));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes));
   if (c.shmSlotBytes % 64 != 0) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -14,7 +15,8 @@ namespace braid {
 struct Config {
   double timeoutSeconds = 300;  // BRAID_TIMEOUT: every wait's deadline
   std::string transport;        // BRAID_TRANSPORT: "" (auto) | shm | socket
-  std::string algorithm;        // BRAID_ALGO: "" (auto) | ring | tree | pairwise
+  std::string algorithm;        // BRAID_ALGO: "" (auto) or a spec (core/selection_spec.h)
+  std::string protocol;         // BRAID_PROTO: "" (auto) or a spec of simple | ll | ll128
   size_t chunkBytes = 1 << 20;  // BRAID_CHUNK_BYTES: pipelining granularity
   // Shared-memory transport.
   size_t shmSlotBytes = 128 << 10;  // BRAID_SHM_SLOT_BYTES: one FIFO slot
@@ -26,6 +28,11 @@ struct Config {
   size_t socketBufferBytes = 4 << 20;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/SO_RCVBUF
   int spinIterations = -1;             // BRAID_SPIN: polls before a waiter yields; -1: auto
   bool checkArguments = false;         // BRAID_CHECK=1: compare arguments across ranks
+
+  /// Longest BRAID_ALGO / BRAID_PROTO value (ranks exchange them in fixed-size fields).
+  static constexpr size_t kMaxSpecLength = 255;
+  /// The collectives BRAID_ALGO / BRAID_PROTO rules may name.
+  static const std::vector<std::string>& collectiveNames();
 
   /// Defaults overridden by the environment; a malformed value is an error naming the variable.
   static Result<Config> fromEnv();
