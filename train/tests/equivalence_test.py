@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Parallel training reproduces single-process training.
+
+  equivalence_test.py --train BRAID_TRAIN --braidrun BRAIDRUN CASE
+
+Runs braid-train once in a single process and once under braidrun with the
+layout of CASE, both with the same seed, global batch and model, and requires
+the per-step training loss (and the final test loss) of the first steps to
+agree within 1e-5 relative (fp32). Half-precision cases compare against the
+fp32 single process with a looser bound, since their gradients are rounded.
+Each case is one ctest test; a failure prints both loss columns.
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+COMMON = ["--hidden", "32", "--batch", "48", "--steps", "6", "--eval-limit", "300",
+          "--seed", "3", "--optimizer", "sgd", "--lr", "0.05", "--quiet"]
+
+# name: (ranks, layout flags, extra flags for both runs, relative tolerance)
+CASES = {
+    "dp4": (4, ["--dp", "4"], ["--micro", "2", "--bucket-mb", "0.002"], 1e-5),
+    "dp4_ps": (4, ["--dp", "4", "--dp-mode", "ps"], ["--bucket-mb", "0.002"], 1e-5),
+    "dp2_no_overlap": (2, ["--dp", "2", "--no-overlap"], [], 1e-5),
+    "pp4_1f1b": (4, ["--pp", "4", "--schedule", "1f1b"], ["--micro", "4"], 1e-5),
+    "pp4_gpipe": (4, ["--pp", "4", "--schedule", "gpipe"], ["--micro", "6"], 1e-5),
+    "tp4": (4, ["--tp", "4"], [], 1e-5),
+    "tp2_two_pairs": (2, ["--tp", "2"], ["--hidden-layers", "4"], 1e-5),
+    "dp2_pp2": (4, ["--dp", "2", "--pp", "2"], ["--micro", "3"], 1e-5),
+    "dp2_tp2": (4, ["--dp", "2", "--tp", "2"], [], 1e-5),
+    "pp2_tp2": (4, ["--pp", "2", "--tp", "2"], ["--micro", "2"], 1e-5),
+    "dp2_pp2_tp2": (8, ["--dp", "2", "--pp", "2", "--tp", "2"], ["--micro", "2"], 1e-5),
+    "dp2_tp2_adam": (4, ["--dp", "2", "--tp", "2"], ["--optimizer", "adam", "--lr", "0.002"],
+                     1e-5),
+    "dp2_bf16": (2, ["--dp", "2", "--precision", "bf16"], [], 1e-2),
+    "dp2_fp16": (2, ["--dp", "2", "--precision", "fp16"], [], 1e-2),
+}
+
+
+def run(command, env):
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, timeout=240, env=env)
+    if result.returncode != 0:
+        sys.exit("FAILED (exit %d): %s\n%s" % (result.returncode, " ".join(command),
+                                                result.stdout))
+    return result.stdout
+
+
+def losses(path):
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    train = [float(row["loss"]) for row in rows]
+    final = [float(row["eval_loss"]) for row in rows if row["eval_loss"]]
+    return train, final
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--train", required=True)
+    parser.add_argument("--braidrun", required=True)
+    parser.add_argument("case", choices=sorted(CASES))
+    args = parser.parse_args()
+    ranks, layout, extra, tolerance = CASES[args.case]
+    env = dict(os.environ, BRAID_TIMEOUT="120")
+    with tempfile.TemporaryDirectory(prefix="braid_train_eq_") as tmp:
+        single = os.path.join(tmp, "single.csv")
+        parallel = os.path.join(tmp, "parallel.csv")
+        run([args.train] + COMMON + extra + ["--csv", single], env)
+        output = run([args.braidrun, "-n", str(ranks), "--", args.train] + COMMON + extra +
+                     layout + ["--csv", parallel], env)
+        reference, reference_eval = losses(single)
+        got, got_eval = losses(parallel)
+    print(output)
+    if len(got) != len(reference) or not got:
+        sys.exit("step counts differ: single %d, parallel %d" % (len(reference), len(got)))
+    worst = 0.0
+    for step, (a, b) in enumerate(zip(reference + reference_eval, got + got_eval)):
+        error = abs(a - b) / max(abs(a), 1e-30)
+        worst = max(worst, error)
+        print("%-6s single %.9f  parallel %.9f  rel %.2e" %
+              (step if step < len(reference) else "test", a, b, error))
+    if worst > tolerance:
+        sys.exit("FAILED: relative difference %.3e exceeds %.0e" % (worst, tolerance))
+    print("ok: %s reproduces the single-process loss within %.3e (bound %.0e)" %
+          (args.case, worst, tolerance))
+
+
+if __name__ == "__main__":
+    main()
