@@ -7,7 +7,8 @@ Runs braid-train once in a single process and once under braidrun with the
 layout of CASE, both with the same seed, global batch and model, and requires
 the per-step training loss (and the final test loss) of the first steps to
 agree within 1e-5 relative (fp32). Half-precision cases compare against the
-fp32 single process with a looser bound, since their gradients are rounded.
+fp32 single process with a looser bound, since their gradients are rounded
+(bf16 keeps 8 significant bits, fp16 11: 3e-2 and 1e-2 after six steps).
 Each case is one ctest test; a failure prints both loss columns.
 """
 import argparse
@@ -35,7 +36,7 @@ CASES = {
     "dp2_pp2_tp2": (8, ["--dp", "2", "--pp", "2", "--tp", "2"], ["--micro", "2"], 1e-5),
     "dp2_tp2_adam": (4, ["--dp", "2", "--tp", "2"], ["--optimizer", "adam", "--lr", "0.002"],
                      1e-5),
-    "dp2_bf16": (2, ["--dp", "2", "--precision", "bf16"], [], 1e-2),
+    "dp2_bf16": (2, ["--dp", "2", "--precision", "bf16"], [], 3e-2),
     "dp2_fp16": (2, ["--dp", "2", "--precision", "fp16"], [], 1e-2),
 }
 
