@@ -11,8 +11,8 @@
 namespace braid::train {
 namespace {
 
-Status tpAllReduce(void* data, size_t count, braidDataType_t type, braidRedOp_t op,
-                   braidComm_t tp, StepTimes* times, const char* what) {
+Status tpAllReduce(void* data, size_t count, braidDataType_t type, braidRedOp_t op, braidComm_t tp,
+                   StepTimes* times, const char* what) {
   double start = nowSeconds();
   Status status = checkBraid(braidAllReduce(data, data, count, type, op, tp, nullptr), tp, what);
   times->tp += nowSeconds() - start;
@@ -21,9 +21,9 @@ Status tpAllReduce(void* data, size_t count, braidDataType_t type, braidRedOp_t 
 
 }  // namespace
 
-Status crossEntropy(const float* logits, const int* labels, int rows, Range classes,
-                    float scale, float* dlogits, braidComm_t tp, int tpSize,
-                    CrossEntropyResult* result, StepTimes* times) {
+Status crossEntropy(const float* logits, const int* labels, int rows, Range classes, float scale,
+                    float* dlogits, braidComm_t tp, int tpSize, CrossEntropyResult* result,
+                    StepTimes* times) {
   const int width = classes.size();
   double start = nowSeconds();
   std::vector<float> rowMax(rows), sums(2 * static_cast<size_t>(rows));

@@ -29,8 +29,8 @@ struct CrossEntropyResult {
 
 /// logits: rows × classes.size() (this rank's classes); labels: global class ids.
 /// Writes dlogits = ∂(scale · Σ loss)/∂logits when dlogits is not null.
-Status crossEntropy(const float* logits, const int* labels, int rows, Range classes,
-                    float scale, float* dlogits, braidComm_t tp, int tpSize,
-                    CrossEntropyResult* result, StepTimes* times);
+Status crossEntropy(const float* logits, const int* labels, int rows, Range classes, float scale,
+                    float* dlogits, braidComm_t tp, int tpSize, CrossEntropyResult* result,
+                    StepTimes* times);
 
 }  // namespace braid::train

@@ -23,9 +23,8 @@ Status loadSplit(const std::string& imagesPath, const std::string& labelsPath, D
     return Status::error(labelsPath + ": expected a one-dimensional label array");
   }
   if (labels.dims[0] != images.dims[0]) {
-    return Status::error(labelsPath + ": holds " + std::to_string(labels.dims[0]) +
-                         " labels but " + imagesPath + " holds " +
-                         std::to_string(images.dims[0]) + " images");
+    return Status::error(labelsPath + ": holds " + std::to_string(labels.dims[0]) + " labels but " +
+                         imagesPath + " holds " + std::to_string(images.dims[0]) + " images");
   }
   for (size_t i = 0; i < labels.data.size(); ++i) {
     if (labels.data[i] >= kClasses) {

@@ -23,19 +23,21 @@
 namespace braid::train {
 namespace {
 
-constexpr int kMr = 4;    // rows of the register tile
-constexpr int kNr = 16;   // columns of the register tile (two 8-float vectors)
-constexpr int kKc = 256;  // depth block: a kKc × kNr B panel is 16 KiB (L1)
-constexpr int kMc = 64;   // row block: a kMc × kKc A block is 64 KiB (L2)
-constexpr int kNc = 1024; // column block: a kKc × kNc B block is 1 MiB
+constexpr int kMr = 4;     // rows of the register tile
+constexpr int kNr = 16;    // columns of the register tile (two 8-float vectors)
+constexpr int kKc = 256;   // depth block: a kKc × kNr B panel is 16 KiB (L1)
+constexpr int kMc = 64;    // row block: a kMc × kKc A block is 64 KiB (L2)
+constexpr int kNc = 1024;  // column block: a kKc × kNc B block is 1 MiB
 
 typedef float Vec8 __attribute__((vector_size(32)));
 
 inline float elementA(const GemmArgs& g, int i, int k) {
-  return g.transA ? g.a[static_cast<size_t>(k) * g.lda + i] : g.a[static_cast<size_t>(i) * g.lda + k];
+  return g.transA ? g.a[static_cast<size_t>(k) * g.lda + i]
+                  : g.a[static_cast<size_t>(i) * g.lda + k];
 }
 inline float elementB(const GemmArgs& g, int k, int j) {
-  return g.transB ? g.b[static_cast<size_t>(j) * g.ldb + k] : g.b[static_cast<size_t>(k) * g.ldb + j];
+  return g.transB ? g.b[static_cast<size_t>(j) * g.ldb + k]
+                  : g.b[static_cast<size_t>(k) * g.ldb + j];
 }
 
 /// Packs op(A)[i0, i0+mc) × [k0, k0+kc) into kMr-row panels, k-major, zero-padded.
@@ -122,8 +124,7 @@ void gemm(const GemmArgs& g) {
         int mc = std::min(kMc, g.m - i0);
         packA(g, i0, mc, k0, kc, packedA.data());
         multiplyBlock(packedA.data(), packedB.data(), mc, nc, kc,
-                      g.c + static_cast<size_t>(i0) * g.ldc + j0, g.ldc,
-                      k0 == 0 && !g.accumulate);
+                      g.c + static_cast<size_t>(i0) * g.ldc + j0, g.ldc, k0 == 0 && !g.accumulate);
       }
     }
   }

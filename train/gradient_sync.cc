@@ -7,8 +7,7 @@
 
 namespace braid::train {
 
-GradientSync::GradientSync(braidComm_t dp, int dpSize, StageModel* model,
-                           const SyncConfig& config)
+GradientSync::GradientSync(braidComm_t dp, int dpSize, StageModel* model, const SyncConfig& config)
     : dp_(dp), dpSize_(dpSize), model_(model), config_(config) {
   // Layers are laid out last-first, so walk from the last layer down.
   bucketOfLayer_.assign(model->layerCount(), -1);
@@ -62,9 +61,9 @@ Status GradientSync::exchange(Bucket& bucket) {
   if (half) toHalf(config_.precision, grads, count, bucket.half.data());
   if (dpSize_ > 1) {
     void* data = half ? static_cast<void*>(bucket.half.data()) : static_cast<void*>(grads);
-    braidDataType_t type = !half ? braidFloat32
+    braidDataType_t type = !half                                   ? braidFloat32
                            : config_.precision == Precision::kBf16 ? braidBfloat16
-                                                                    : braidFloat16;
+                                                                   : braidFloat16;
     braidResult_t result =
         config_.mode == DpMode::kRing
             ? braidAllReduce(data, data, count, type, braidSum, dp_, nullptr)

@@ -62,8 +62,8 @@ class GradientSync {
 
  private:
   struct Bucket {
-    Range slice;         // of the flat buffers
-    int lowestLayer;     // the bucket is ready once this layer is done
+    Range slice;                 // of the flat buffers
+    int lowestLayer;             // the bucket is ready once this layer is done
     std::vector<uint16_t> half;  // staging for 16-bit exchange
   };
   Status exchange(Bucket& bucket);

@@ -20,8 +20,8 @@ Status Grid::create(braidComm_t world, const GridShape& shape) {
       checkBraid(braidCommUserRank(world, &worldRank_), world, "braidCommUserRank"));
   if (size != shape.size()) {
     return Status::error("--dp " + std::to_string(shape.dp) + " × --pp " +
-                         std::to_string(shape.pp) + " × --tp " + std::to_string(shape.tp) +
-                         " = " + std::to_string(shape.size()) + " ranks, but the job has " +
+                         std::to_string(shape.pp) + " × --tp " + std::to_string(shape.tp) + " = " +
+                         std::to_string(shape.size()) + " ranks, but the job has " +
                          std::to_string(size));
   }
   shape_ = shape;

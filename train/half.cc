@@ -28,18 +28,19 @@ uint16_t floatToFp16(float value) {
   std::memcpy(&bits, &value, 4);
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return sign | 0x7e00u;               // NaN
-  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;              // rounds to ≥ 65520: inf
+  if (magnitude > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;  // rounds to ≥ 65520: inf
   int exponent = static_cast<int>(magnitude >> 23) - 127 + 15;
-  uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;          // with the implicit one
-  int shift = exponent >= 1 ? 13 : 13 + 1 - exponent;                 // subnormals shift further
-  if (shift > 24) return sign;                                      // below half the smallest
+  uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;  // with the implicit one
+  int shift = exponent >= 1 ? 13 : 13 + 1 - exponent;       // subnormals shift further
+  if (shift > 24) return sign;                              // below half the smallest
   uint32_t halfMantissa = mantissa >> shift;
   uint32_t remainder = mantissa & ((1u << shift) - 1);
   uint32_t halfway = 1u << (shift - 1);
   if (remainder > halfway || (remainder == halfway && (halfMantissa & 1u))) ++halfMantissa;
-  uint32_t result = exponent >= 1 ? ((static_cast<uint32_t>(exponent) << 10) + halfMantissa - 0x400u)
-                                  : halfMantissa;  // carries into the exponent are correct
+  uint32_t result = exponent >= 1
+                        ? ((static_cast<uint32_t>(exponent) << 10) + halfMantissa - 0x400u)
+                        : halfMantissa;  // carries into the exponent are correct
   return static_cast<uint16_t>(sign | result);
 }
 

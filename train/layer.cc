@@ -12,11 +12,10 @@
 namespace braid::train {
 namespace {
 
-Status allReduceSum(float* data, size_t count, braidComm_t tp, StepTimes* times,
-                    const char* what) {
+Status allReduceSum(float* data, size_t count, braidComm_t tp, StepTimes* times, const char* what) {
   double start = nowSeconds();
-  Status status = checkBraid(braidAllReduce(data, data, count, braidFloat32, braidSum, tp, nullptr),
-                             tp, what);
+  Status status =
+      checkBraid(braidAllReduce(data, data, count, braidFloat32, braidSum, tp, nullptr), tp, what);
   times->tp += nowSeconds() - start;
   return status;
 }
@@ -54,8 +53,7 @@ void LinearShard::initialise(uint64_t seed) {
   for (int j = 0; j < biasCount(); ++j) b_[j] = 0.0f;
 }
 
-Status LinearShard::forward(const float* x, int rows, float* y, braidComm_t tp,
-                            StepTimes* times) {
+Status LinearShard::forward(const float* x, int rows, float* y, braidComm_t tp, StepTimes* times) {
   double start = nowSeconds();
   GemmArgs g;
   g.m = rows, g.n = outWidth(), g.k = inWidth();

@@ -76,8 +76,8 @@ class LinearShard {
   Status forward(const float* x, int rows, float* y, braidComm_t tp, StepTimes* times);
   /// Accumulates dW, db from x and dy (dy is first masked by the activation's
   /// derivative, in place, using y); writes dx when it is not null.
-  Status backward(const float* x, const float* y, float* dy, int rows, float* dx,
-                  braidComm_t tp, StepTimes* times);
+  Status backward(const float* x, const float* y, float* dy, int rows, float* dx, braidComm_t tp,
+                  StepTimes* times);
 
  private:
   LayerSpec spec_;

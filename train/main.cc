@@ -45,8 +45,8 @@ int fail(const Status& status, int rank) {
 
 int main(int argc, char** argv) {
   braid::train::Options options;
-  Status parsed = braid::train::parseOptions(std::vector<std::string>(argv + 1, argv + argc),
-                                             &options);
+  Status parsed =
+      braid::train::parseOptions(std::vector<std::string>(argv + 1, argv + argc), &options);
   if (!parsed.ok()) {
     std::fprintf(stderr, "braid-train: %s\n", parsed.message().c_str());
     return 2;

@@ -76,9 +76,9 @@ Status reportTiming(const std::vector<StepRecord>& records, Grid& grid, int micr
   const int ranks = grid.shape().size();
   std::vector<float> all(static_cast<size_t>(kColumns) * ranks);
   if (ranks > 1) {
-    TRAIN_RETURN_IF_ERROR(checkBraid(
-        braidGather(mine, all.data(), kColumns, braidFloat32, 0, grid.world(), nullptr),
-        grid.world(), "gathering the timing medians"));
+    TRAIN_RETURN_IF_ERROR(
+        checkBraid(braidGather(mine, all.data(), kColumns, braidFloat32, 0, grid.world(), nullptr),
+                   grid.world(), "gathering the timing medians"));
   } else {
     std::copy(mine, mine + kColumns, all.begin());
   }
@@ -86,24 +86,25 @@ Status reportTiming(const std::vector<StepRecord>& records, Grid& grid, int micr
   const GridShape& shape = grid.shape();
   std::printf("timing, medians over %zu steps (ms; comm%% = (tp + pp + dp exposed) / step):\n",
               records.size() - skip);
-  std::printf("rank  dp pp tp     step  compute       tp       pp  dp-wait  dp-busy  comm%%  "
-              "bubble\n");
+  std::printf(
+      "rank  dp pp tp     step  compute       tp       pp  dp-wait  dp-busy  comm%%  "
+      "bubble\n");
   int busiest = 0;
   for (int r = 0; r < ranks; ++r) {
     const float* v = &all[static_cast<size_t>(r) * kColumns];
     if (v[kCompute] > all[static_cast<size_t>(busiest) * kColumns + kCompute]) busiest = r;
     double comm = v[kStep] > 0 ? (v[kTp] + v[kPp] + v[kDpExposed]) / v[kStep] : 0;
     std::printf("%4d  %2d %2d %2d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %5.1f%% %6.3f\n", r,
-                r / (shape.tp * shape.pp), (r / shape.tp) % shape.pp, r % shape.tp,
-                1e3 * v[kStep], 1e3 * v[kCompute], 1e3 * v[kTp], 1e3 * v[kPp],
-                1e3 * v[kDpExposed], 1e3 * v[kDpBusy], 100 * comm, v[kBubble]);
+                r / (shape.tp * shape.pp), (r / shape.tp) % shape.pp, r % shape.tp, 1e3 * v[kStep],
+                1e3 * v[kCompute], 1e3 * v[kTp], 1e3 * v[kPp], 1e3 * v[kDpExposed],
+                1e3 * v[kDpBusy], 100 * comm, v[kBubble]);
   }
   if (shape.pp > 1) {
     double theory = double(shape.pp - 1) / (micro + shape.pp - 1);
-    std::printf("pipeline bubble of the busiest stage (rank %d): measured %.3f, "
-                "(p-1)/(m+p-1) = %.3f for p=%d m=%d\n",
-                busiest, all[static_cast<size_t>(busiest) * kColumns + kBubble], theory,
-                shape.pp, micro);
+    std::printf(
+        "pipeline bubble of the busiest stage (rank %d): measured %.3f, "
+        "(p-1)/(m+p-1) = %.3f for p=%d m=%d\n",
+        busiest, all[static_cast<size_t>(busiest) * kColumns + kBubble], theory, shape.pp, micro);
   }
   std::fflush(stdout);
   return Status();
@@ -117,8 +118,7 @@ Status plotCsv(const std::string& csvPath, const std::string& pngPath) {
   }
   int status = std::system(command.c_str());
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return Status::error("plotting " + csvPath + " into " + pngPath + " failed (" + command +
-                         ")");
+    return Status::error("plotting " + csvPath + " into " + pngPath + " failed (" + command + ")");
   }
   return Status();
 }

@@ -24,7 +24,7 @@ struct StepRecord {
   float lr = 0;
   double loss = 0;
   float lossScale = 1;
-  bool skipped = false;  // fp16 overflow: no update
+  bool skipped = false;        // fp16 overflow: no update
   double seconds = 0;          // the whole step
   double pipelineSeconds = 0;  // forward + backward over all micro-batches
   double dpBusySeconds = 0;    // time the gradient exchange ran (overlapped or not)

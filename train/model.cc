@@ -47,8 +47,7 @@ Range stageLayers(const std::vector<LayerSpec>& plan, int stages, int stage) {
   return {cut[stage], cut[stage + 1]};
 }
 
-StageModel::StageModel(const std::vector<LayerSpec>& plan, Range layers, int tpRank,
-                       int tpSize) {
+StageModel::StageModel(const std::vector<LayerSpec>& plan, Range layers, int tpRank, int tpSize) {
   for (int i = layers.begin; i < layers.end; ++i) layers_.emplace_back(plan[i], tpRank, tpSize);
   // Flat layout, last layer first (see model.h).
   slices_.resize(layers_.size());

@@ -51,10 +51,10 @@ Status Optimizer::step(float* params, const float* grads, float lr,
     target[2 * l + 1] = static_cast<float>(u2);
   }
   if (tpSize > 1) {
-    TRAIN_RETURN_IF_ERROR(checkBraid(braidAllReduce(shardedNorms.data(), shardedNorms.data(),
-                                                    shardedNorms.size(), braidFloat32, braidSum,
-                                                    tp, nullptr),
-                                     tp, "lamb: all-reduce of the layer norms"));
+    TRAIN_RETURN_IF_ERROR(
+        checkBraid(braidAllReduce(shardedNorms.data(), shardedNorms.data(), shardedNorms.size(),
+                                  braidFloat32, braidSum, tp, nullptr),
+                   tp, "lamb: all-reduce of the layer norms"));
   }
   for (size_t l = 0; l < layers.size(); ++l) {
     float p2 = norms[2 * l] + shardedNorms[2 * l], u2 = norms[2 * l + 1] + shardedNorms[2 * l + 1];

@@ -13,8 +13,7 @@
 namespace braid::train {
 namespace {
 
-Status parseLong(const std::string& flag, const std::string& text, long min, long max,
-                 long* out) {
+Status parseLong(const std::string& flag, const std::string& text, long min, long max, long* out) {
   errno = 0;
   char* end = nullptr;
   long value = std::strtol(text.c_str(), &end, 10);
@@ -128,9 +127,21 @@ Status parseOptions(const std::vector<std::string>& args, Options* out) {
        }},
       {"--eval-limit", [&](auto& f, auto& v) { return parseInt(f, v, 0, 1 << 30, &o.evalLimit); }},
       {"--log-every", [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 30, &o.logEvery); }},
-      {"--data", [&](auto&, auto& v) { o.dataDir = v; return Status(); }},
-      {"--csv", [&](auto&, auto& v) { o.csvPath = v; return Status(); }},
-      {"--plot", [&](auto&, auto& v) { o.plotPath = v; return Status(); }},
+      {"--data",
+       [&](auto&, auto& v) {
+         o.dataDir = v;
+         return Status();
+       }},
+      {"--csv",
+       [&](auto&, auto& v) {
+         o.csvPath = v;
+         return Status();
+       }},
+      {"--plot",
+       [&](auto&, auto& v) {
+         o.plotPath = v;
+         return Status();
+       }},
       {"--schedule",
        [&](auto& f, auto& v) {
          return parseChoice<Schedule>(

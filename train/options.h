@@ -38,9 +38,9 @@ struct Options {
   uint64_t seed = 1;
   std::string dataDir = "/usr/share/datasets/fashion-mnist";
   std::string csvPath, plotPath;
-  int evalLimit = 0;     // 0: the whole test set
-  int evalBatch = 1000;  // global
-  int logEvery = 50;     // steps between progress lines when stdout is not a terminal
+  int evalLimit = 0;                  // 0: the whole test set
+  int evalBatch = 1000;               // global
+  int logEvery = 50;                  // steps between progress lines when stdout is not a terminal
   float initialLossScale = 65536.0f;  // fp16 only
   int lossScaleWindow = 1000;         // fp16: good steps before the scale doubles
   bool quiet = false;

@@ -87,10 +87,9 @@ Status PipelineStep::backward(int m, StepTimes* times) {
   for (int i = model.layerCount() - 1; i >= 0; --i) {
     bool needInputGrad = i > 0 || ctx_.stage > 0;
     dx.assign(needInputGrad ? static_cast<size_t>(rows) * model.layer(i).inWidth() : 0, 0.0f);
-    TRAIN_RETURN_IF_ERROR(model.layer(i).backward(slot.acts[i].data(), slot.acts[i + 1].data(),
-                                                  grad.data(), rows,
-                                                  needInputGrad ? dx.data() : nullptr, ctx_.tp,
-                                                  times));
+    TRAIN_RETURN_IF_ERROR(
+        model.layer(i).backward(slot.acts[i].data(), slot.acts[i + 1].data(), grad.data(), rows,
+                                needInputGrad ? dx.data() : nullptr, ctx_.tp, times));
     if (final && sync_ != nullptr) sync_->layerDone(i);
     std::swap(grad, dx);
   }

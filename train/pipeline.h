@@ -65,7 +65,7 @@ class PipelineStep {
   Status evaluate(std::vector<MicroBatch>& micro, CrossEntropyResult* result, StepTimes* times);
 
  private:
-  struct Slot {  // per micro-batch state
+  struct Slot {                            // per micro-batch state
     std::vector<std::vector<float>> acts;  // acts[i] = input of layer i; acts.back() = output
     std::vector<float> grad;               // the gradient flowing backward
   };

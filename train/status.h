@@ -41,8 +41,8 @@ inline Status checkBraid(braidResult_t result, braidComm_t comm, const std::stri
 }  // namespace braid::train
 
 /// Returns the Status of `expr` from the enclosing function when it is an error.
-#define TRAIN_RETURN_IF_ERROR(expr)            \
-  do {                                         \
-    ::braid::train::Status status_ = (expr);   \
-    if (!status_.ok()) return status_;         \
+#define TRAIN_RETURN_IF_ERROR(expr)          \
+  do {                                       \
+    ::braid::train::Status status_ = (expr); \
+    if (!status_.ok()) return status_;       \
   } while (0)

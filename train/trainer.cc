@@ -20,8 +20,8 @@ Trainer::Trainer(const Options& options, const FashionMnist& data, Grid& grid)
   model_ = std::make_unique<StageModel>(plan, layers, grid.t(), grid.shape().tp);
   model_->initialise(options.seed);
   optimizer_ = std::make_unique<Optimizer>(options.optimizer, model_->params().size());
-  sync_ = std::make_unique<GradientSync>(grid.dpComm(), grid.shape().dp, model_.get(),
-                                         options.sync);
+  sync_ =
+      std::make_unique<GradientSync>(grid.dpComm(), grid.shape().dp, model_.get(), options.sync);
   for (int i = 0; i < model_->layerCount(); ++i) {
     layerGroups_.push_back({model_->layerSlice(i), model_->layer(i).sharded()});
   }
@@ -60,9 +60,9 @@ void Trainer::buildMicroBatches(const Dataset& data, const std::vector<int>& ord
 Status Trainer::agree(float* values, int count, bool contribute) {
   if (!contribute) std::fill_n(values, count, 0.0f);
   if (grid_.shape().size() == 1) return Status();
-  return checkBraid(braidAllReduce(values, values, count, braidFloat32, braidSum, grid_.world(),
-                                   nullptr),
-                    grid_.world(), "world all-reduce of the step's loss");
+  return checkBraid(
+      braidAllReduce(values, values, count, braidFloat32, braidSum, grid_.world(), nullptr),
+      grid_.world(), "world all-reduce of the step's loss");
 }
 
 float Trainer::learningRate(long step, long totalSteps) const {
@@ -76,8 +76,7 @@ float Trainer::learningRate(long step, long totalSteps) const {
   return lr;
 }
 
-Status Trainer::trainStep(const std::vector<int>& order, int first, float lr,
-                          StepRecord* record) {
+Status Trainer::trainStep(const std::vector<int>& order, int first, float lr, StepRecord* record) {
   const double start = nowSeconds();
   std::vector<MicroBatch> micro;
   buildMicroBatches(data_.train, order, first, options_.batch, options_.micro, &micro);
@@ -216,10 +215,11 @@ Status Trainer::run() {
   }
   double elapsed = nowSeconds() - runStart;
   if (leader) {
-    std::printf("final test accuracy %.2f%% (test loss %.4f) after %ld steps, %.1f s, "
-                "%.0f samples/s\n",
-                100.0 * evalAccuracy, evalLoss, step, elapsed,
-                step * options_.batch / std::max(elapsed, 1e-9));
+    std::printf(
+        "final test accuracy %.2f%% (test loss %.4f) after %ld steps, %.1f s, "
+        "%.0f samples/s\n",
+        100.0 * evalAccuracy, evalLoss, step, elapsed,
+        step * options_.batch / std::max(elapsed, 1e-9));
   }
   TRAIN_RETURN_IF_ERROR(reportTiming(records, grid_, options_.micro));
   if (leader && !options_.plotPath.empty()) {

@@ -49,8 +49,10 @@ struct TinyModel {
                              backward ? dz.data() : nullptr, nullptr, 1, &result, &times)
                     .ok());
     if (backward) {
-      EXPECT_TRUE(output.backward(h.data(), z.data(), dz.data(), rows, dh.data(), nullptr, &times).ok());
-      EXPECT_TRUE(hidden.backward(x.data(), h.data(), dh.data(), rows, dx.data(), nullptr, &times).ok());
+      EXPECT_TRUE(
+          output.backward(h.data(), z.data(), dz.data(), rows, dh.data(), nullptr, &times).ok());
+      EXPECT_TRUE(
+          hidden.backward(x.data(), h.data(), dh.data(), rows, dx.data(), nullptr, &times).ok());
     }
     return result.lossSum;
   }
@@ -82,8 +84,8 @@ TEST(CrossEntropy, MatchesLogSoftmax) {
   std::vector<int> labels = {0, 6, 3, 3};
   CrossEntropyResult result;
   StepTimes times;
-  ASSERT_TRUE(crossEntropy(z.data(), labels.data(), rows, {0, classes}, 0.5f, dz.data(), nullptr,
-                           1, &result, &times)
+  ASSERT_TRUE(crossEntropy(z.data(), labels.data(), rows, {0, classes}, 0.5f, dz.data(), nullptr, 1,
+                           &result, &times)
                   .ok());
   double expected = 0;
   for (int r = 0; r < rows; ++r) {

@@ -28,8 +28,9 @@ namespace fs = std::filesystem;
 class DataTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("braid_train_data_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("braid_train_data_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -43,7 +44,8 @@ class DataTest : public ::testing::Test {
       for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(uint8_t(d >> shift));
       count *= d;
     }
-    for (long i = 0; i < static_cast<long>(count) + extra; ++i) bytes.push_back(uint8_t(i * 7 % 10));
+    for (long i = 0; i < static_cast<long>(count) + extra; ++i)
+      bytes.push_back(uint8_t(i * 7 % 10));
     return bytes;
   }
 
@@ -136,8 +138,7 @@ TEST_F(DataTest, SplitChecksShapesAndLabels) {
   expectError(loadSplit(images, writeGz("few.gz", idx({9})), &data), "few.gz", "9 labels");
   std::vector<uint8_t> labels = idx({10});
   labels.back() = 10;
-  expectError(loadSplit(images, writeGz("range.gz", labels), &data), "range.gz",
-              "not a class");
+  expectError(loadSplit(images, writeGz("range.gz", labels), &data), "range.gz", "not a class");
   expectError(loadSplit(writeGz("flat.gz", idx({10, 784})), writeGz("l.gz", idx({10})), &data),
               "flat.gz", "28 × 28");
   ASSERT_TRUE(loadSplit(images, writeGz("ok.gz", idx({10})), &data).ok());

@@ -5,12 +5,13 @@
  * parallelism rely on: a column or row block of C computed alone is bitwise
  * equal to that block of the whole product.
  */
+#include "train/gemm.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "train/gemm.h"
 #include "train/random.h"
 
 namespace braid::train {
@@ -30,8 +31,10 @@ class GemmTest : public ::testing::TestWithParam<std::tuple<Shape, bool, bool, b
 
 TEST_P(GemmTest, MatchesReference) {
   auto [shape, transA, transB, accumulate] = GetParam();
-  std::vector<float> a = transA ? randomMatrix(shape.k, shape.m, 1) : randomMatrix(shape.m, shape.k, 1);
-  std::vector<float> b = transB ? randomMatrix(shape.n, shape.k, 2) : randomMatrix(shape.k, shape.n, 2);
+  std::vector<float> a =
+      transA ? randomMatrix(shape.k, shape.m, 1) : randomMatrix(shape.m, shape.k, 1);
+  std::vector<float> b =
+      transB ? randomMatrix(shape.n, shape.k, 2) : randomMatrix(shape.k, shape.n, 2);
   std::vector<float> c = randomMatrix(shape.m, shape.n, 3), expected = c;
   GemmArgs g;
   g.transA = transA, g.transB = transB, g.m = shape.m, g.n = shape.n, g.k = shape.k;
@@ -47,12 +50,13 @@ TEST_P(GemmTest, MatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, GemmTest,
-    ::testing::Combine(::testing::Values(Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{4, 16, 256},
-                                         Shape{65, 17, 257}, Shape{64, 1025, 3},
-                                         Shape{33, 40, 600}),
-                       ::testing::Bool(), ::testing::Bool(), ::testing::Bool()));
+INSTANTIATE_TEST_SUITE_P(Shapes, GemmTest,
+                         ::testing::Combine(::testing::Values(Shape{1, 1, 1}, Shape{3, 5, 7},
+                                                              Shape{4, 16, 256}, Shape{65, 17, 257},
+                                                              Shape{64, 1025, 3},
+                                                              Shape{33, 40, 600}),
+                                            ::testing::Bool(), ::testing::Bool(),
+                                            ::testing::Bool()));
 
 TEST(Gemm, ZeroDepthClearsOrKeeps) {
   std::vector<float> c = {1, 2, 3, 4};

@@ -3,12 +3,12 @@
  * nearest even) over a sweep of fp32 values including subnormals, overflow,
  * ties and NaN; bf16 rounding on hand-checked bit patterns.
  */
+#include "train/half.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
-
-#include "train/half.h"
 
 namespace braid::train {
 namespace {
