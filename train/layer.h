@@ -64,8 +64,10 @@ class LinearShard {
   int outWidth() const { return outRange_.size(); }  // columns of y on this rank
   int weightCount() const { return inWidth() * outWidth(); }
   int biasCount() const { return outWidth(); }
-  /// True when the rank's W is a slice the other tensor-parallel ranks do not hold.
-  bool sharded() const { return spec_.split != Split::kReplicated && tpSize_ > 1; }
+  /// True when the rank's W (or b) is a slice the other tensor-parallel ranks do not hold
+  /// (a row-parallel layer shards W but replicates b).
+  bool weightsSharded() const { return spec_.split != Split::kReplicated && tpSize_ > 1; }
+  bool biasSharded() const { return weightsSharded() && spec_.split != Split::kRow; }
 
   /// Points the layer at its parameters and gradients (weightCount() + biasCount() each).
   void bind(float* params, float* grads);

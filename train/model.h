@@ -37,6 +37,7 @@ class StageModel {
 
   int layerCount() const { return static_cast<int>(layers_.size()); }
   LinearShard& layer(int i) { return layers_[i]; }
+  const LinearShard& layer(int i) const { return layers_[i]; }
   int inputWidth() const { return layers_.front().inWidth(); }
   int outputWidth() const { return layers_.back().outWidth(); }
   bool hasOutputLayer() const { return layers_.back().spec().split == Split::kClass; }

@@ -39,16 +39,19 @@ Status Optimizer::step(float* params, const float* grads, float lr,
   }
   // LAMB: squared norms per layer, [‖p‖², ‖u‖²] pairs, summed over tp for shards.
   std::vector<float> norms(2 * layers.size(), 0.0f), shardedNorms(2 * layers.size(), 0.0f);
-  for (size_t l = 0; l < layers.size(); ++l) {
+  auto accumulate = [&](Range range, float* out) {
     double p2 = 0, u2 = 0;
-    for (int i = layers[l].slice.begin; i < layers[l].slice.end; ++i) {
+    for (int i = range.begin; i < range.end; ++i) {
       double u = direction(i);
       p2 += double{params[i]} * params[i];
       u2 += u * u;
     }
-    auto& target = layers[l].sharded ? shardedNorms : norms;
-    target[2 * l] = static_cast<float>(p2);
-    target[2 * l + 1] = static_cast<float>(u2);
+    out[0] = static_cast<float>(p2);
+    out[1] = static_cast<float>(u2);
+  };
+  for (size_t l = 0; l < layers.size(); ++l) {
+    accumulate(layers[l].sharded, &shardedNorms[2 * l]);
+    accumulate(layers[l].replicated, &norms[2 * l]);
   }
   if (tpSize > 1) {
     TRAIN_RETURN_IF_ERROR(
@@ -59,8 +62,8 @@ Status Optimizer::step(float* params, const float* grads, float lr,
   for (size_t l = 0; l < layers.size(); ++l) {
     float p2 = norms[2 * l] + shardedNorms[2 * l], u2 = norms[2 * l + 1] + shardedNorms[2 * l + 1];
     float trust = (p2 > 0.0f && u2 > 0.0f) ? std::sqrt(p2) / std::sqrt(u2) : 1.0f;
-    for (int i = layers[l].slice.begin; i < layers[l].slice.end; ++i) {
-      params[i] -= lr * trust * direction(i);
+    for (Range range : {layers[l].sharded, layers[l].replicated}) {
+      for (int i = range.begin; i < range.end; ++i) params[i] -= lr * trust * direction(i);
     }
   }
   return Status();

@@ -31,9 +31,11 @@ struct OptimizerConfig {
   float weightDecay = 0.0f;  // decoupled (AdamW-style) for adam and lamb
 };
 
+/// One layer's parameters within the flat buffers, cut into the part whose
+/// norm is a sum over the tensor-parallel ranks and the part every rank holds whole.
 struct LayerGroup {
-  Range slice;   // within the flat buffers
-  bool sharded;  // its norm is a sum over the tensor-parallel ranks
+  Range sharded;
+  Range replicated;
 };
 
 class Optimizer {

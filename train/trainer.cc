@@ -23,7 +23,18 @@ Trainer::Trainer(const Options& options, const FashionMnist& data, Grid& grid)
   sync_ =
       std::make_unique<GradientSync>(grid.dpComm(), grid.shape().dp, model_.get(), options.sync);
   for (int i = 0; i < model_->layerCount(); ++i) {
-    layerGroups_.push_back({model_->layerSlice(i), model_->layer(i).sharded()});
+    // Flat layout of a layer: W, then b (layer.cc); sort each into sharded or replicated.
+    const LinearShard& layer = model_->layer(i);
+    Range slice = model_->layerSlice(i);
+    int split = slice.begin + layer.weightCount();
+    Range weights{slice.begin, split}, bias{split, slice.end}, none{slice.end, slice.end};
+    if (layer.biasSharded()) {
+      layerGroups_.push_back({slice, none});
+    } else if (layer.weightsSharded()) {
+      layerGroups_.push_back({weights, bias});
+    } else {
+      layerGroups_.push_back({none, slice});
+    }
   }
   StageContext context;
   context.model = model_.get();
