@@ -8,9 +8,10 @@ to speak of) under braidrun and reads braid-train's timing table: medians
 over the steps after the first two, per rank. The Markdown table it prints
 has, per configuration, the slowest rank's median step time, the mean over
 ranks of compute and communication (tp all-reduces + pipeline waits +
-exposed data-parallel wait, as a share of the step), the data-parallel
-exchange's busy time (overlapped or not), and for pipelines the bubble of the
-busiest stage against (p-1)/(m+p-1).
+exposed data-parallel wait, as a share of the step; the other time columns
+are means over ranks, in ms), the data-parallel exchange's busy time
+(overlapped or not), and for pipelines the bubble of the busiest stage against
+(p-1)/(m+p-1).
 """
 import argparse
 import re
@@ -62,20 +63,19 @@ def main():
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--only", help="run only configurations whose name contains this")
     args = parser.parse_args()
-    print("| layout | ranks | step ms (slowest rank) | compute ms (mean) | comm share (mean) "
-          "| DP exchange busy ms | bubble measured / theory |")
-    print("|---|---|---|---|---|---|---|")
+    print("| layout | ranks | step ms (slowest rank) | compute | TP all-reduce | PP wait "
+          "| DP wait (exposed) | DP exchange busy | comm share | bubble measured / theory |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, ranks, flags in CONFIGS:
         if args.only and args.only not in name:
             continue
         rows, bubble = measure(args, ranks, flags)
+        # Row fields: rank, step, compute, tp, pp, dp-wait, dp-busy, comm%, bubble.
+        mean = [sum(r[i] for r in rows) / len(rows) for i in range(9)]
         step = max(r[1] for r in rows)
-        compute = sum(r[2] for r in rows) / len(rows)
-        comm = sum(r[8] for r in rows) / len(rows)
-        busy = max(r[7] for r in rows)
         pipe = "%s / %s" % bubble.groups() if bubble else "-"
-        print("| %s | %d | %.1f | %.1f | %.0f%% | %s | %s |" %
-              (name, ranks, step, compute, comm, "%.1f" % busy if busy else "-", pipe),
+        print("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %s |" %
+              (name, ranks, step, mean[2], mean[3], mean[4], mean[5], mean[6], mean[7], pipe),
               flush=True)
 
 
