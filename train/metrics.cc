@@ -45,7 +45,7 @@ Status CsvWriter::open(const std::string& path) {
 
 void CsvWriter::write(const StepRecord& r) {
   if (file_ == nullptr) return;
-  std::fprintf(file_, "%ld,%d,%ld,%.6g,%.9g,%g,%d,%.3f,%.3f,%.3f,%.3f,%.3f,", r.step, r.epoch,
+  std::fprintf(file_, "%ld,%d,%ld,%.6g,%.9g,%.9g,%d,%.3f,%.3f,%.3f,%.3f,%.3f,", r.step, r.epoch,
                r.samples, r.lr, r.loss, r.lossScale, r.skipped ? 1 : 0, 1e3 * r.seconds,
                1e3 * r.times.compute, 1e3 * r.times.tp, 1e3 * r.times.pp, 1e3 * r.times.dp);
   if (r.evaluated) {

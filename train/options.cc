@@ -75,6 +75,8 @@ parallelism
   --bucket-mb X               gradient bucket size in MiB (4)
   --no-overlap                exchange gradients after backward instead of during it
   --precision fp32|bf16|fp16  precision of the gradient exchange (fp32); fp16 scales the loss
+  --loss-scale X --loss-scale-window N   fp16: initial scale (65536); doubled after N
+                              steps without overflow (1000), halved (and the step skipped) on one
 model and training
   --hidden N --hidden-layers N   MLP 784 -> N x layers -> 10 (1024, 3)
   --epochs N --steps N        stop after N epochs (1) or N steps, whichever is first
@@ -126,6 +128,10 @@ Status parseOptions(const std::vector<std::string>& args, Options* out) {
          return Status();
        }},
       {"--eval-limit", [&](auto& f, auto& v) { return parseInt(f, v, 0, 1 << 30, &o.evalLimit); }},
+      {"--loss-scale",
+       [&](auto& f, auto& v) { return parseFloat(f, v, 1.0f, 1e30f, &o.initialLossScale); }},
+      {"--loss-scale-window",
+       [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 30, &o.lossScaleWindow); }},
       {"--log-every", [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 30, &o.logEvery); }},
       {"--data",
        [&](auto&, auto& v) {
