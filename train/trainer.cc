@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numbers>
 
 #include "train/clock.h"
 
@@ -82,7 +83,7 @@ float Trainer::learningRate(long step, long totalSteps) const {
   if (options_.lrSchedule == LrSchedule::kCosine && totalSteps > options_.warmupSteps) {
     double progress = static_cast<double>(step - options_.warmupSteps) /
                       static_cast<double>(totalSteps - options_.warmupSteps);
-    lr *= static_cast<float>(0.5 * (1.0 + std::cos(M_PI * progress)));
+    lr *= static_cast<float>(0.5 * (1.0 + std::cos(std::numbers::pi * progress)));
   }
   return lr;
 }
@@ -152,6 +153,7 @@ Status Trainer::trainStep(const std::vector<int>& order, int first, float lr, St
 Status Trainer::evaluate(double* loss, double* accuracy) {
   const Dataset& test = data_.test;
   const int total = options_.evalLimit > 0 ? std::min(options_.evalLimit, test.count) : test.count;
+  if (total == 0) return Status::error(options_.dataDir + ": the test set is empty");
   std::vector<int> order(total);
   for (int i = 0; i < total; ++i) order[i] = i;
   CrossEntropyResult result;
