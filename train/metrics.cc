@@ -21,7 +21,7 @@ double median(std::vector<double> values) {
 }
 
 // Columns of the per-rank summary gathered to rank 0, all medians over steps.
-enum Column { kStep, kPipeline, kCompute, kTp, kPp, kDpExposed, kDpBusy, kBubble, kColumns };
+enum Column { kStep, kPipeline, kCompute, kTp, kPp, kDpExposed, kDpBusy, kBubble, kLive, kColumns };
 
 }  // namespace
 
@@ -70,6 +70,7 @@ Status reportTiming(const std::vector<StepRecord>& records, Grid& grid, int micr
     columns[kDpExposed].push_back(r.times.dp);
     columns[kDpBusy].push_back(r.dpBusySeconds);
     columns[kBubble].push_back(r.pipelineSeconds > 0 ? r.times.pp / r.pipelineSeconds : 0);
+    columns[kLive].push_back(r.peakLive);
   }
   float mine[kColumns];
   for (int c = 0; c < kColumns; ++c) mine[c] = static_cast<float>(median(columns[c]));
@@ -88,16 +89,16 @@ Status reportTiming(const std::vector<StepRecord>& records, Grid& grid, int micr
               records.size() - skip);
   std::printf(
       "rank  dp pp tp     step  compute       tp       pp  dp-wait  dp-busy  comm%%  "
-      "bubble\n");
+      "bubble  live\n");
   int busiest = 0;
   for (int r = 0; r < ranks; ++r) {
     const float* v = &all[static_cast<size_t>(r) * kColumns];
     if (v[kCompute] > all[static_cast<size_t>(busiest) * kColumns + kCompute]) busiest = r;
     double comm = v[kStep] > 0 ? (v[kTp] + v[kPp] + v[kDpExposed]) / v[kStep] : 0;
-    std::printf("%4d  %2d %2d %2d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %5.1f%% %6.3f\n", r,
+    std::printf("%4d  %2d %2d %2d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %5.1f%% %6.3f %5d\n", r,
                 r / (shape.tp * shape.pp), (r / shape.tp) % shape.pp, r % shape.tp, 1e3 * v[kStep],
                 1e3 * v[kCompute], 1e3 * v[kTp], 1e3 * v[kPp], 1e3 * v[kDpExposed],
-                1e3 * v[kDpBusy], 100 * comm, v[kBubble]);
+                1e3 * v[kDpBusy], 100 * comm, v[kBubble], static_cast<int>(v[kLive]));
   }
   if (shape.pp > 1) {
     double theory = double(shape.pp - 1) / (micro + shape.pp - 1);

@@ -3,7 +3,9 @@
  * CSV loss curve (rank 0), and the end-of-run timing table, in which rank 0
  * gathers each rank's medians so that one line per rank shows where its
  * step time went (compute, tensor-parallel all-reduces, pipeline waits,
- * exposed data-parallel exchange) and the pipeline bubble it saw.
+ * exposed data-parallel exchange), the pipeline bubble it saw, and the most
+ * micro-batches whose activations it held at once ("live": m on every stage
+ * for GPipe, p − s on stage s for 1F1B).
  */
 #pragma once
 
@@ -29,6 +31,7 @@ struct StepRecord {
   double pipelineSeconds = 0;  // forward + backward over all micro-batches
   double dpBusySeconds = 0;    // time the gradient exchange ran (overlapped or not)
   StepTimes times;
+  int peakLive = 0;  // most micro-batches holding activations at once on this stage
   bool evaluated = false;
   double evalLoss = 0, evalAccuracy = 0;
 };

@@ -13,6 +13,7 @@ void PipelineStep::receiveInput(int m, std::vector<Transfer>* ops) {
   Slot& slot = slots_[m];
   MicroBatch& batch = (*micro_)[m];
   slot.acts.assign(ctx_.model->layerCount() + 1, {});
+  peakLive_ = std::max(peakLive_, ++live_);
   if (ctx_.stage == 0) {
     slot.acts[0] = batch.input;
     return;
@@ -95,6 +96,7 @@ Status PipelineStep::backward(int m, StepTimes* times) {
   }
   slot.grad = std::move(grad);  // the input gradient, for sendGrad
   slot.acts.clear();
+  --live_;
   return Status();
 }
 
@@ -169,6 +171,7 @@ Status PipelineStep::train(Schedule schedule, std::vector<MicroBatch>& micro, Gr
   micro_ = &micro;
   sync_ = sync;
   backwardsDone_ = 0;
+  live_ = peakLive_ = 0;
   slots_.assign(micro.size(), {});
   return schedule == Schedule::kGpipe ? runGpipe(loss, times) : runOneFOneB(loss, times);
 }

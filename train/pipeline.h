@@ -61,6 +61,8 @@ class PipelineStep {
   /// Calls sync->layerDone as layers become final (sync may be null).
   Status train(Schedule schedule, std::vector<MicroBatch>& micro, GradientSync* sync,
                CrossEntropyResult* loss, StepTimes* times);
+  /// The most micro-batches whose activations were alive at once in the last train().
+  int peakLive() const { return peakLive_; }
   /// Forward only (evaluation), micro-batches in order; loss and accuracy on the last stage.
   Status evaluate(std::vector<MicroBatch>& micro, CrossEntropyResult* result, StepTimes* times);
 
@@ -91,6 +93,7 @@ class PipelineStep {
   std::vector<Slot> slots_;
   GradientSync* sync_ = nullptr;
   int backwardsDone_ = 0;
+  int live_ = 0, peakLive_ = 0;  // micro-batches whose activations are held
 };
 
 }  // namespace braid::train

@@ -37,7 +37,7 @@ CONFIGS = [
 ]
 
 ROW = re.compile(r"^\s*(\d+)\s+\d+\s+\d+\s+\d+\s+" + r"\s+".join([r"([\d.]+)"] * 6) +
-                 r"\s+([\d.]+)%\s+([\d.]+)$")
+                 r"\s+([\d.]+)%\s+([\d.]+)\s+(\d+)$")
 BUBBLE = re.compile(r"measured ([\d.]+), \(p-1\)/\(m\+p-1\) = ([\d.]+)")
 
 

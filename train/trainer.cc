@@ -100,6 +100,7 @@ Status Trainer::trainStep(const std::vector<int>& order, int first, float lr, St
   double pipelineStart = nowSeconds();
   TRAIN_RETURN_IF_ERROR(pipeline_->train(options_.schedule, micro, sync_.get(), &loss, &times));
   record->pipelineSeconds = nowSeconds() - pipelineStart;
+  record->peakLive = pipeline_->peakLive();
   TRAIN_RETURN_IF_ERROR(sync_->finish(&times.dp, &record->dpBusySeconds));
 
   // Only the parameter server's sum counts in ps mode; overflow shows as inf/nan.

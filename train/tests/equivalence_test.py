@@ -6,9 +6,11 @@
 Runs braid-train once in a single process and once under braidrun with the
 layout of CASE, both with the same seed, global batch and model, and requires
 the per-step training loss (and the final test loss) of the first steps to
-agree within 1e-5 relative (fp32). Half-precision cases compare against the
-fp32 single process with a looser bound, since their gradients are rounded
-(bf16 keeps 8 significant bits, fp16 11: 3e-2 and 1e-2 after six steps).
+agree within 1e-5 relative (fp32), and each pipeline stage to have held as
+many micro-batches of activations at once as its schedule prescribes.
+Half-precision cases compare against the fp32 single process with a looser
+bound, since their gradients are rounded (bf16 keeps 8 significant bits,
+fp16 11: 3e-2 and 1e-2 after six steps).
 Each case is one ctest test; a failure prints both loss columns.
 """
 import argparse
@@ -60,6 +62,27 @@ def losses(path):
     return train, final
 
 
+def flag(flags, name, default):
+    return int(flags[flags.index(name) + 1]) if name in flags else default
+
+
+def check_live_activations(output, flags):
+    """The timing table's last column is the most micro-batches whose activations a
+    stage held at once: m on every stage for GPipe, min(p - s, m) on stage s for 1F1B."""
+    pp, micro = flag(flags, "--pp", 1), flag(flags, "--micro", 1)
+    gpipe = "gpipe" in flags
+    rows = [line.split() for line in output.splitlines()]
+    rows = [row for row in rows if len(row) == 13 and row[0].isdigit() and row[10].endswith("%")]
+    if not rows:
+        sys.exit("FAILED: no timing table in the output")
+    for row in rows:
+        stage, live = int(row[2]), int(row[12])
+        expected = micro if gpipe else min(pp - stage, micro)
+        if live != expected:
+            sys.exit("FAILED: stage %d held %d micro-batches at once, expected %d (%s)" %
+                     (stage, live, expected, "gpipe" if gpipe else "1f1b"))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--train", required=True)
@@ -77,6 +100,7 @@ def main():
         reference, reference_eval = losses(single)
         got, got_eval = losses(parallel)
     print(output)
+    check_live_activations(output, layout + extra)
     if len(got) != len(reference) or not got:
         sys.exit("step counts differ: single %d, parallel %d" % (len(reference), len(got)))
     worst = 0.0
