@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numbers>
+#include <string>
 
 #include "train/clock.h"
 
@@ -215,8 +216,14 @@ Status Trainer::run() {
       if (tty || logLine) {
         double now = nowSeconds();
         double rate = windowSamples / std::max(now - windowStart, 1e-9);
-        std::printf("%sepoch %d/%d  step %ld/%ld  loss %.4f  %.0f samples/s%s", tty ? "\r" : "",
-                    epoch + 1, options_.epochs, step + 1, totalSteps, record.loss, rate,
+        if (tty) {  // a bar of the whole run, redrawn in place
+          constexpr int kBarWidth = 24;
+          int filled = static_cast<int>(kBarWidth * (step + 1) / totalSteps);
+          std::printf("\r[%s%s] ", std::string(filled, '#').c_str(),
+                      std::string(kBarWidth - filled, '.').c_str());
+        }
+        std::printf("epoch %d/%d  step %ld/%ld  loss %.4f  %.0f samples/s%s", epoch + 1,
+                    options_.epochs, step + 1, totalSteps, record.loss, rate,
                     record.skipped ? "  (fp16 overflow: step skipped)" : "");
         if (endOfEpoch) {
           std::printf("  test loss %.4f  accuracy %.2f%%", evalLoss, 100.0 * evalAccuracy);
