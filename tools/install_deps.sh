@@ -10,7 +10,7 @@ required=(
   libhwloc-dev                                             # topology detection
   iproute2                                                 # multi-host test bed (netns, veth, tc)
   clang libclang-rt-14-dev                                 # fuzz targets and sanitizers
-  dataset-fashion-mnist                                    # the training harness's data
+  dataset-fashion-mnist zlib1g-dev                         # the training harness: data, gzip
 )
 missing=()
 for pkg in "${required[@]}"; do
