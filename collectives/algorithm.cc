@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/hierarchical.h"
 #include "core/types.h"
 
 namespace braid::coll {
@@ -39,10 +40,14 @@ const std::vector<Algorithm>& registry() {
       {"tree", CollKind::kAllReduce, nullptr, buildTreeAllReduce},
       {"rd", CollKind::kAllReduce, supportsRecursiveDoublingAllReduce,
        buildRecursiveDoublingAllReduce},
+      {"hier", CollKind::kAllReduce, supportsHierarchical, buildHierarchicalAllReduce},
+      {"hiertree", CollKind::kAllReduce, supportsHierarchical, buildHierarchicalTreeAllReduce},
       {"ring", CollKind::kBroadcast, nullptr, buildRingBroadcast},
       {"tree", CollKind::kBroadcast, nullptr, buildTreeBroadcast},
+      {"hier", CollKind::kBroadcast, supportsHierarchical, buildHierarchicalBroadcast},
       {"ring", CollKind::kReduce, nullptr, buildRingReduce},
       {"tree", CollKind::kReduce, nullptr, buildTreeReduce},
+      {"hier", CollKind::kReduce, supportsHierarchical, buildHierarchicalReduce},
       {"ring", CollKind::kAllGather, nullptr, buildRingAllGather},
       {"ring", CollKind::kReduceScatter, nullptr, buildRingReduceScatter},
       {"pairwise", CollKind::kAllToAll, nullptr, buildPairwiseAllToAll},
@@ -114,6 +119,10 @@ const Algorithm& defaultAlgorithm(const CollArgs& args) {
   const size_t bytes = args.count * typeSize(args.type);
   switch (args.kind) {
     case CollKind::kAllReduce:
+      if (prefersHierarchicalAllReduce(args)) {  // large, and more than one host
+        name = "hier";
+        break;
+      }
       if (bytes <= kRecursiveDoublingMaxBytes && supportsRecursiveDoublingAllReduce(args)) {
         name = "rd";
         break;

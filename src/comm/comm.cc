@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
+#include "comm/host_identity.h"
 #include "core/log.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/socket/socket_transport.h"
@@ -20,19 +20,6 @@ namespace {
 
 // Polls before a waiting rank yields, when it has a core of its own.
 constexpr int kSpinIterations = 2000;
-
-// Identifies the machine (and its boot), so ranks can tell who shares memory.
-uint64_t hostIdentity() {
-  char host[256] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  std::string text = host;
-  std::ifstream bootId("/proc/sys/kernel/random/boot_id");
-  std::string boot;
-  if (bootId >> boot) text += boot;
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 // The settings that shape schedules and wire formats; every rank must use the
 // same, so rank 0's win (a rank whose environment differs gets a warning).
@@ -73,7 +60,7 @@ Comm::~Comm() = default;
 Status Comm::agreeOnConfig() {
   std::vector<SharedSettings> all(nranks_);
   SharedSettings& mine = all[rank_];
-  mine.host = hostIdentity();
+  BRAID_ASSIGN_OR_RETURN(mine.host, hostIdentity(rank_, nranks_));
   mine.chunkBytes = config_.chunkBytes;
   mine.shmSlotBytes = config_.shmSlotBytes;
   mine.shmSlots = config_.shmSlots;
@@ -95,6 +82,9 @@ Status Comm::agreeOnConfig() {
   config_.transport = root.transport;
   config_.algorithm = root.algorithm;
 
+  std::vector<uint64_t> identities;
+  for (const SharedSettings& s : all) identities.push_back(s.host);
+  hosts_ = std::make_shared<const std::vector<int>>(hostIndices(identities));
   bool oneHost = std::all_of(all.begin(), all.end(),
                              [&](const SharedSettings& s) { return s.host == root.host; });
   if (config_.spinIterations < 0) {

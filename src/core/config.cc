@@ -97,7 +97,9 @@ Result<Config> Config::fromEnv() {
   }
   BRAID_RETURN_IF_ERROR(readChoice("BRAID_TRANSPORT", {"shm", "socket"}, &c.transport));
   BRAID_RETURN_IF_ERROR(readChoice(
-      "BRAID_ALGO", {"ring", "tree", "rd", "pairwise", "direct", "dissemination"}, &c.algorithm));
+      "BRAID_ALGO",
+      {"ring", "tree", "rd", "pairwise", "direct", "dissemination", "hier", "hiertree"},
+      &c.algorithm));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_CHUNK_BYTES", 64, &c.chunkBytes));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes));
   if (c.shmSlotBytes % 64 != 0) {
