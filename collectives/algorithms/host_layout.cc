@@ -60,8 +60,7 @@ bool spansHostsWithLocalPeers(const CollArgs& args) {
 }
 
 bool prefersHierarchicalAllReduce(const CollArgs& args) {
-  return args.count * typeSize(args.type) > kHierarchicalMinBytes &&
-         spansHostsWithLocalPeers(args);
+  return args.count * typeSize(args.type) > kHierarchicalMinBytes && spansHostsWithLocalPeers(args);
 }
 
 bool supportsHierarchical(const CollArgs& args) { return hostsAreValid(args); }

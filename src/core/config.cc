@@ -96,10 +96,10 @@ Result<Config> Config::fromEnv() {
     c.timeoutSeconds = t;
   }
   BRAID_RETURN_IF_ERROR(readChoice("BRAID_TRANSPORT", {"shm", "socket"}, &c.transport));
-  BRAID_RETURN_IF_ERROR(readChoice(
-      "BRAID_ALGO",
-      {"ring", "tree", "rd", "pairwise", "direct", "dissemination", "hier", "hiertree"},
-      &c.algorithm));
+  BRAID_RETURN_IF_ERROR(
+      readChoice("BRAID_ALGO",
+                 {"ring", "tree", "rd", "pairwise", "direct", "dissemination", "hier", "hiertree"},
+                 &c.algorithm));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_CHUNK_BYTES", 64, &c.chunkBytes));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes));
   if (c.shmSlotBytes % 64 != 0) {
