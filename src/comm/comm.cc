@@ -25,6 +25,7 @@ constexpr int kSpinIterations = 2000;
 // same, so rank 0's win (a rank whose environment differs gets a warning).
 struct SharedSettings {
   uint64_t host = 0;
+  uint64_t machine = 0;  // CPU sharing; differs from host only for namespaces and overrides
   uint64_t chunkBytes = 0;
   uint64_t shmSlotBytes = 0;
   int32_t shmSlots = 0;
@@ -61,6 +62,7 @@ Status Comm::agreeOnConfig() {
   std::vector<SharedSettings> all(nranks_);
   SharedSettings& mine = all[rank_];
   BRAID_ASSIGN_OR_RETURN(mine.host, hostIdentity(rank_, nranks_));
+  mine.machine = machineIdentity();
   mine.chunkBytes = config_.chunkBytes;
   mine.shmSlotBytes = config_.shmSlotBytes;
   mine.shmSlots = config_.shmSlots;
@@ -90,8 +92,10 @@ Status Comm::agreeOnConfig() {
   if (config_.spinIterations < 0) {
     // Spinning only pays when every local rank has a core: when ranks share
     // cores, a spinning rank steals the time slice of the peer it waits for.
-    int localRanks = static_cast<int>(std::count_if(
-        all.begin(), all.end(), [&](const SharedSettings& s) { return s.host == mine.host; }));
+    int localRanks =
+        static_cast<int>(std::count_if(all.begin(), all.end(), [&](const SharedSettings& s) {
+          return s.machine == mine.machine;
+        }));
     cpu_set_t cpus;
     int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     config_.spinIterations = localRanks <= cores ? kSpinIterations : 0;

@@ -16,14 +16,19 @@ uint64_t fnv1a(const std::string& text) {
   return h;
 }
 
-// hostname + boot id + network namespace: see the header for why all three.
-std::string detectedHost() {
+std::string detectedMachine() {
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
   std::string text = host;
   std::ifstream bootId("/proc/sys/kernel/random/boot_id");
   std::string boot;
   if (bootId >> boot) text += "/" + boot;
+  return text;
+}
+
+// The machine + the network namespace: see the header for why both.
+std::string detectedHost() {
+  std::string text = detectedMachine();
   struct stat ns = {};
   if (::stat("/proc/self/ns/net", &ns) == 0) {
     text += "/netns:" + std::to_string(ns.st_dev) + ":" + std::to_string(ns.st_ino);
@@ -62,6 +67,8 @@ Result<uint64_t> hostIdentity(int rank, int nranks) {
   }
   return fnv1a("BRAID_HOST_ID:" + mine);
 }
+
+uint64_t machineIdentity() { return fnv1a(detectedMachine()); }
 
 std::vector<int> hostIndices(const std::vector<uint64_t>& identities) {
   std::unordered_map<uint64_t, int> index;

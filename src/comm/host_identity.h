@@ -26,6 +26,11 @@ namespace braid {
 /// when they share a host. An error names BRAID_HOST_ID when its list is malformed.
 Result<uint64_t> hostIdentity(int rank, int nranks);
 
+/// A 64-bit identity of the kernel this process runs on (hostname + boot id): ranks
+/// with equal identities share CPUs, even when they are different hosts above (network
+/// namespaces, BRAID_HOST_ID). Decisions about CPU sharing (spinning) use this one.
+uint64_t machineIdentity();
+
 /// The host index of every rank, given every rank's identity: hosts are numbered
 /// 0, 1, ... in the order of their lowest rank, so every rank computes the same map.
 std::vector<int> hostIndices(const std::vector<uint64_t>& identities);
