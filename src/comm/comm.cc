@@ -51,8 +51,10 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
       bootstrap::TcpBootstrap::join(id, rank, nranks, comm->config_.timeoutSeconds, tagPrefix));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
-  BRAID_INFO("rank %d of %d ready (transport %s)", rank, nranks,
-             comm->transport_ ? comm->transport_->name() : "none");
+  const std::vector<int>& hosts = *comm->hosts_;
+  BRAID_INFO("rank %d of %d ready (transport %s, host %d of %d)", rank, nranks,
+             comm->transport_ ? comm->transport_->name() : "none", hosts[rank],
+             *std::max_element(hosts.begin(), hosts.end()) + 1);
   return comm;
 }
 
