@@ -8,6 +8,7 @@
 set -uo pipefail
 bed=$1 perf=$2
 "$bed" check || exit 77
+unset BRAID_HOST_ID  # the namespaces alone must tell the hosts apart
 
 fail() {
   echo "FAIL: $1; output:" >&2
@@ -22,7 +23,9 @@ expect_count() {  # PATTERN COUNT WHAT
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-run() { BRAID_DEBUG=TRACE "$bed" run "$@" -- "$perf" allreduce -b 1M -e 1M -n 1 -w 0 -c 1 >"$log" 2>&1; }
+run() {
+  BRAID_DEBUG=TRACE "$bed" run "$@" -- "$perf" allreduce -b 1M -e 1M -n 1 -w 0 -c 1 >"$log" 2>&1
+}
 
 run --hosts 2x2 || fail "the 2-host run failed"
 expect_count 'ready \(transport socket, host 0 of 2\)' 2 "ranks 0 and 1 must be host 0 of 2"

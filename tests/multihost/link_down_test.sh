@@ -12,6 +12,7 @@ bed=$1 perf=$2
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # -n is far more iterations than run before the cut; -T bounds every wait after it.
+# shellcheck disable=SC2016  # the inner script expands its variables in each rank
 "$bed" run --hosts 2x2 -- bash -c '
   if [[ $BRAID_RANK == 0 ]]; then
     (sleep 3; "$0" link "$BRAID_BED" 1 down) &

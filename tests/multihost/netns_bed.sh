@@ -121,7 +121,10 @@ run_bed() {
     esac
   done
   (($#)) || die "run: no program given after --"
-  can_build_bed || { echo "netns_bed: skipped: needs root and a permitted 'ip netns'" >&2; exit $kSkip; }
+  if ! can_build_bed; then
+    echo "netns_bed: skipped: needs root and a permitted 'ip netns'" >&2
+    exit $kSkip
+  fi
 
   local host_of
   host_of=$(expand_hosts "$hosts_spec") || exit 2
@@ -131,7 +134,8 @@ run_bed() {
   trap cleanup EXIT
   trap 'exit 130' INT TERM
   build_bed "$nhosts" "$rate"
-  echo "netns_bed: $BED: $nhosts hosts (ranks per host: $hosts_spec) on $NET.0/24${rate:+, links limited to $rate}" >&2
+  echo "netns_bed: $BED: $nhosts host(s) (ranks per host: $hosts_spec) on $NET.0/24" \
+    "${rate:+, links limited to $rate}" >&2
 
   local secret r
   secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
