@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/hierarchical.h"
 #include "core/config.h"
 #include "core/selection_spec.h"
 #include "core/types.h"
@@ -41,10 +42,14 @@ const std::vector<Algorithm>& registry() {
       {"tree", CollKind::kAllReduce, nullptr, buildTreeAllReduce},
       {"rd", CollKind::kAllReduce, supportsRecursiveDoublingAllReduce,
        buildRecursiveDoublingAllReduce},
+      {"hier", CollKind::kAllReduce, supportsHierarchical, buildHierarchicalAllReduce},
+      {"hiertree", CollKind::kAllReduce, supportsHierarchical, buildHierarchicalTreeAllReduce},
       {"ring", CollKind::kBroadcast, nullptr, buildRingBroadcast},
       {"tree", CollKind::kBroadcast, nullptr, buildTreeBroadcast},
+      {"hier", CollKind::kBroadcast, supportsHierarchical, buildHierarchicalBroadcast},
       {"ring", CollKind::kReduce, nullptr, buildRingReduce},
       {"tree", CollKind::kReduce, nullptr, buildTreeReduce},
+      {"hier", CollKind::kReduce, supportsHierarchical, buildHierarchicalReduce},
       {"ring", CollKind::kAllGather, nullptr, buildRingAllGather},
       {"ring", CollKind::kReduceScatter, nullptr, buildRingReduceScatter},
       {"pairwise", CollKind::kAllToAll, nullptr, buildPairwiseAllToAll},
@@ -58,6 +63,12 @@ const std::vector<Algorithm>& registry() {
       {"ring", CollKind::kBarrier, nullptr, buildRingBarrier},
   };
   return kAlgorithms;
+}
+
+// Whether the ranks sit on more than one host (the tuner's constants describe one).
+bool spansHosts(const CollArgs& args) {
+  return args.hosts != nullptr &&
+         std::any_of(args.hosts->begin(), args.hosts->end(), [](int h) { return h != 0; });
 }
 
 // The built-in rule (the constants above); the tuner may overrule it (defaultAlgorithm).
@@ -156,12 +167,16 @@ bool isAlgorithmName(const std::string& name) {
 }
 
 const Algorithm& defaultAlgorithm(const CollArgs& args) {
+  // Across hosts, the host-aware schedule; the tuner's constants describe one host.
+  if (args.kind == CollKind::kAllReduce && prefersHierarchicalAllReduce(args)) {
+    if (const Algorithm* hier = find("hier", args)) return *hier;
+  }
   const char* name = ruleOfThumb(args);
   const Algorithm* algorithm = name ? find(name, args) : nullptr;
   // Every collective registers its default without constraints, so this is not reached
   // with a valid kind; fall back to the first entry rather than dereference null.
   if (algorithm == nullptr) return registry().front();
-  if (!tunerMayOverrule(args.kind)) return *algorithm;
+  if (!tunerMayOverrule(args.kind) || spansHosts(args)) return *algorithm;
   std::vector<std::string> candidates;
   for (const Algorithm& a : registry()) {
     if (a.kind == args.kind && (a.supports == nullptr || a.supports(args))) {

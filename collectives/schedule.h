@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,9 @@ struct CollArgs {
   /// Pipelining granularity: transfers are cut into chunks of at most this many bytes
   /// (rounded down to whole elements). Builders must accept any value >= 1 element.
   size_t chunkBytes = size_t(1) << 20;
+  /// The host index of every rank (hosts numbered 0, 1, ... by lowest rank), the same on
+  /// every rank; hierarchical algorithms read it. Null: unknown, taken as one host.
+  std::shared_ptr<const std::vector<int>> hosts;
   /// AllToAllv only: element counts and displacements, one entry per rank.
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
 };

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
 #include "collectives/algorithm.h"
+#include "comm/host_identity.h"
 #include "core/log.h"
 #include "core/selection_spec.h"
 #include "topology/startup.h"
@@ -24,23 +24,11 @@ namespace {
 // Polls before a waiting rank yields, when it has a core of its own.
 constexpr int kSpinIterations = 2000;
 
-// Identifies the machine (and its boot), so ranks can tell who shares memory.
-uint64_t hostIdentity() {
-  char host[256] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  std::string text = host;
-  std::ifstream bootId("/proc/sys/kernel/random/boot_id");
-  std::string boot;
-  if (bootId >> boot) text += boot;
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 // The settings that shape schedules and wire formats; every rank must use the
 // same, so rank 0's win (a rank whose environment differs gets a warning).
 struct SharedSettings {
   uint64_t host = 0;
+  uint64_t machine = 0;  // CPU sharing; differs from host only for namespaces and overrides
   uint64_t chunkBytes = 0;
   uint64_t shmSlotBytes = 0;
   int32_t shmSlots = 0;
@@ -68,8 +56,10 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
       bootstrap::TcpBootstrap::join(id, rank, nranks, comm->config_.timeoutSeconds, tagPrefix));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
-  BRAID_INFO("rank %d of %d ready (transport %s)", rank, nranks,
-             comm->transport_ ? comm->transport_->name() : "none");
+  const std::vector<int>& hosts = *comm->hosts_;
+  BRAID_INFO("rank %d of %d ready (transport %s, host %d of %d)", rank, nranks,
+             comm->transport_ ? comm->transport_->name() : "none", hosts[rank],
+             *std::max_element(hosts.begin(), hosts.end()) + 1);
   return comm;
 }
 
@@ -78,7 +68,8 @@ Comm::~Comm() = default;
 Status Comm::agreeOnConfig() {
   std::vector<SharedSettings> all(nranks_);
   SharedSettings& mine = all[rank_];
-  mine.host = hostIdentity();
+  BRAID_ASSIGN_OR_RETURN(mine.host, hostIdentity(rank_, nranks_));
+  mine.machine = machineIdentity();
   mine.chunkBytes = config_.chunkBytes;
   mine.shmSlotBytes = config_.shmSlotBytes;
   mine.shmSlots = config_.shmSlots;
@@ -102,13 +93,18 @@ Status Comm::agreeOnConfig() {
   config_.algorithm = root.algorithm;
   config_.protocol = root.protocol;
 
+  std::vector<uint64_t> identities;
+  for (const SharedSettings& s : all) identities.push_back(s.host);
+  hosts_ = std::make_shared<const std::vector<int>>(hostIndices(identities));
   bool oneHost = std::all_of(all.begin(), all.end(),
                              [&](const SharedSettings& s) { return s.host == root.host; });
   if (config_.spinIterations < 0) {
     // Spinning only pays when every local rank has a core: when ranks share
     // cores, a spinning rank steals the time slice of the peer it waits for.
-    int localRanks = static_cast<int>(std::count_if(
-        all.begin(), all.end(), [&](const SharedSettings& s) { return s.host == mine.host; }));
+    int localRanks =
+        static_cast<int>(std::count_if(all.begin(), all.end(), [&](const SharedSettings& s) {
+          return s.machine == mine.machine;
+        }));
     cpu_set_t cpus;
     int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     config_.spinIterations = localRanks <= cores ? kSpinIterations : 0;

@@ -55,6 +55,9 @@ class Comm {
   /// communicator run one at a time, so one buffer serves them all).
   uint8_t* scratch(size_t bytes);
 
+  /// The host index of every rank (see comm/host_identity.h); the same on every rank.
+  const std::shared_ptr<const std::vector<int>>& hosts() const { return hosts_; }
+
   /// Schedules already built on this communicator (used by one call at a time).
   ScheduleCache& schedules() { return schedules_; }
 
@@ -83,6 +86,7 @@ class Comm {
   Status error_;
   std::string lastError_;
 
+  std::shared_ptr<const std::vector<int>> hosts_;
   std::vector<uint8_t> scratch_;
   ScheduleCache schedules_;
 };

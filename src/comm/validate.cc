@@ -53,6 +53,7 @@ coll::CollArgs toCollArgs(const Op& op) {
   a.nranks = comm.nranks();
   a.inPlace = isInPlace(op);
   a.chunkBytes = comm.config().chunkBytes;
+  a.hosts = comm.hosts();
   if (op.coll == CollKind::kAllToAllv) {  // the only kind that reads them
     a.sendCounts = op.sendCounts;
     a.sendDispls = op.sendDispls;
