@@ -162,6 +162,25 @@ braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* 
   });
 }
 
+braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int excludeCount,
+                              braidComm_t* newcomm) {
+  return guard(toComm(comm), [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommShrink"));
+    BRAID_RETURN_IF_ERROR(checkOut(newcomm, "braidCommShrink", "newcomm"));
+    *newcomm = nullptr;
+    if (excludeCount < 0 || (excludeCount > 0 && excludeRanks == nullptr)) {
+      return braid::invalidArgument("braidCommShrink: excludeRanks is NULL or excludeCount " +
+                                    std::to_string(excludeCount) + " is negative");
+    }
+    // No health check: shrinking is how a failed communicator's survivors go on.
+    std::vector<int> exclude(excludeRanks, excludeRanks + excludeCount);
+    auto shrunk = braid::shrinkComm(*toComm(comm), exclude);
+    if (!shrunk.isOk()) return shrunk.status();
+    *newcomm = toHandle(shrunk->release());
+    return Status::ok();
+  });
+}
+
 braidResult_t braidCommFinalize(braidComm_t comm) {
   // Host operations complete before their calls return: nothing is outstanding.
   return guard(toComm(comm), [&]() -> Status { return checkComm(comm, "braidCommFinalize"); });

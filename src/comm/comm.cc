@@ -11,6 +11,7 @@
 
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
+#include "comm/flight_signal.h"
 #include "core/log.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/socket/socket_transport.h"
@@ -57,18 +58,21 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
   BRAID_ASSIGN_OR_RETURN(Config config, Config::fromEnv());
   std::unique_ptr<Comm> comm(new Comm(rank, nranks, std::move(config)));
   comm->tagPrefix_ = tagPrefix;
+  registerFlightRecorder(comm->flight_.get());
   setLogRank(rank);
   BRAID_ASSIGN_OR_RETURN(
       comm->bootstrap_,
       bootstrap::TcpBootstrap::join(id, rank, nranks, comm->config_.timeoutSeconds, tagPrefix));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
+  BRAID_ASSIGN_OR_RETURN(comm->shrink_, ShrinkRendezvous::create(*comm->bootstrap_,
+                                                                 comm->config_.socketIfname));
   BRAID_INFO("rank %d of %d ready (transport %s)", rank, nranks,
              comm->transport_ ? comm->transport_->name() : "none");
   return comm;
 }
 
-Comm::~Comm() = default;
+Comm::~Comm() { unregisterFlightRecorder(flight_.get()); }
 
 Status Comm::agreeOnConfig() {
   std::vector<SharedSettings> all(nranks_);
