@@ -47,6 +47,7 @@ void FlightRecorder::begin(const Op& first, int batchOps, bool signatureCheck,
   e.op = first.op;
   e.root = first.kind == OpKind::kCollective ? first.root : first.peer;
   e.collective = first.kind == OpKind::kCollective;
+  e.kind = first.coll;
   e.signatureCheck = signatureCheck;
   e.batchOps = batchOps;
   e.state = State::kRunning;
@@ -135,12 +136,22 @@ std::string FlightRecorder::describe(const Entry& e, Clock::time_point now) cons
           .count();
   const std::string algorithm = e.schedules.empty() ? "none" : e.schedules[0]->algorithm;
   if (e.collective) {
-    std::snprintf(head, sizeof(head), "#%llu %s%s %s count %zu %s %s root %d: %s %.1f ms, step %zu/%zu",
+    using coll::CollKind;
+    const bool reduces = e.kind == CollKind::kAllReduce || e.kind == CollKind::kReduce ||
+                         e.kind == CollKind::kReduceScatter;
+    const bool rooted = e.kind == CollKind::kBroadcast || e.kind == CollKind::kReduce ||
+                        e.kind == CollKind::kGather || e.kind == CollKind::kScatter;
+    std::string args = std::string(typeName(e.type)) + (reduces ? " " : "") +
+                       (reduces ? opName(e.op) : "") +
+                       (rooted ? " root " + std::to_string(e.root) : "");
+    std::snprintf(head, sizeof(head), "#%llu %s%s %s count %zu %s: %s %.1f ms, steps done %zu/%zu",
                   static_cast<unsigned long long>(e.seq), e.api,
                   e.signatureCheck ? " (BRAID_CHECK signatures)" : "", algorithm.c_str(), e.count,
-                  typeName(e.type), opName(e.op), e.root, state, ms, stepsDone, steps);
+                  args.c_str(), state, ms, stepsDone, steps);
   } else {
-    std::snprintf(head, sizeof(head), "#%llu send/recv batch of %d (first: %s peer %d count %zu %s): %s %.1f ms, step %zu/%zu",
+    std::snprintf(head, sizeof(head),
+                  "#%llu send/recv batch of %d (first: %s peer %d count %zu %s): %s %.1f ms, "
+                  "steps done %zu/%zu",
                   static_cast<unsigned long long>(e.seq), e.batchOps, e.api, e.root, e.count,
                   typeName(e.type), state, ms, stepsDone, steps);
   }

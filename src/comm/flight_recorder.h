@@ -58,6 +58,7 @@ class FlightRecorder {
     braidRedOp_t op = braidSum;
     int root = 0;
     bool collective = true;
+    coll::CollKind kind = coll::CollKind::kAllReduce;
     bool signatureCheck = false;
     int batchOps = 1;
     State state = State::kRunning;
