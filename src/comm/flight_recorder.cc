@@ -20,8 +20,7 @@ int entriesFromEnv() {
   char* end = nullptr;
   long n = std::strtol(v, &end, 10);
   if (*end != '\0' || n < 0) {
-    BRAID_WARN("BRAID_FLIGHT_RECORDER=%s is not a count of entries; using %d", v,
-               kDefaultEntries);
+    BRAID_WARN("BRAID_FLIGHT_RECORDER=%s is not a count of entries; using %d", v, kDefaultEntries);
     return kDefaultEntries;
   }
   return static_cast<int>(n > kMaxEntries ? kMaxEntries : n);
@@ -128,12 +127,12 @@ std::string FlightRecorder::describe(const Entry& e, Clock::time_point now) cons
     steps += e.schedules[r]->steps.size();
     stepsDone += std::min(e.stepIndex[r], e.schedules[r]->steps.size());
   }
-  const char* state = e.state == State::kDone ? "done" : e.state == State::kFailed ? "FAILED"
-                                                                                    : "RUNNING";
-  const double ms =
-      std::chrono::duration<double, std::milli>((e.state == State::kRunning ? now : e.ended) -
-                                                e.started)
-          .count();
+  const char* state = e.state == State::kDone     ? "done"
+                      : e.state == State::kFailed ? "FAILED"
+                                                  : "RUNNING";
+  const double ms = std::chrono::duration<double, std::milli>(
+                        (e.state == State::kRunning ? now : e.ended) - e.started)
+                        .count();
   const std::string algorithm = e.schedules.empty() ? "none" : e.schedules[0]->algorithm;
   if (e.collective) {
     using coll::CollKind;
@@ -167,11 +166,10 @@ std::vector<std::string> FlightRecorder::describePeers(const Entry& e) const {
   if (e.state == State::kDone) return lines;
   for (const PeerBytes& p : peerBytes(e)) {
     char part[200];
-    std::snprintf(part, sizeof(part), "    peer %d: sent %llu/%llu B, received %llu/%llu B", p.peer,
-                  static_cast<unsigned long long>(p.sent),
-                  static_cast<unsigned long long>(p.sendTotal),
-                  static_cast<unsigned long long>(p.recv),
-                  static_cast<unsigned long long>(p.recvTotal));
+    std::snprintf(
+        part, sizeof(part), "    peer %d: sent %llu/%llu B, received %llu/%llu B", p.peer,
+        static_cast<unsigned long long>(p.sent), static_cast<unsigned long long>(p.sendTotal),
+        static_cast<unsigned long long>(p.recv), static_cast<unsigned long long>(p.recvTotal));
     std::string line = part;
     if (p.waitingRecv) line += ", waiting to receive from rank " + std::to_string(p.peer);
     if (p.waitingSend) line += ", waiting to send to rank " + std::to_string(p.peer);

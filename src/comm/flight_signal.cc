@@ -102,7 +102,7 @@ class SignalPrinter {
     sigaction(signal_, &gPrevious, nullptr);
     const int writeFd = gWakeFd.exchange(-1);
     while (gInHandler.load() > 0) std::this_thread::yield();  // a handler may still hold writeFd
-    close(writeFd);  // the thread reads EOF and ends
+    close(writeFd);                                           // the thread reads EOF and ends
     signal_ = 0;
     return std::move(thread_);
   }

@@ -57,8 +57,8 @@ uint64_t excludeDigest(int nranks, const std::vector<int>& sortedExclude) {
 
 }  // namespace
 
-Result<std::unique_ptr<ShrinkRendezvous>> ShrinkRendezvous::create(
-    transport::Bootstrap& bootstrap, const std::string& ifname) {
+Result<std::unique_ptr<ShrinkRendezvous>> ShrinkRendezvous::create(transport::Bootstrap& bootstrap,
+                                                                   const std::string& ifname) {
   auto rv = std::unique_ptr<ShrinkRendezvous>(new ShrinkRendezvous());
   rv->table_.resize(bootstrap.nranks());
   BRAID_ASSIGN_OR_RETURN(sock::NetworkInterface iface, sock::selectInterface(ifname));
@@ -103,8 +103,7 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
     }
     auto it = std::find(missing.begin(), missing.end(), hello.rank);
     if (it == missing.end()) {
-      BRAID_WARN("braidCommShrink: ignored a hello from rank %d, which is not awaited",
-                 hello.rank);
+      BRAID_WARN("braidCommShrink: ignored a hello from rank %d, which is not awaited", hello.rank);
       continue;  // excluded, duplicate, or a stale attempt: none of them joins
     }
     missing.erase(it);

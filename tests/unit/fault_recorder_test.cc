@@ -85,18 +85,17 @@ TEST_F(FaultRecorder, StalledCollectiveLogNamesTheOpAndTheSilentPeer) {
                              comms[1], nullptr),
               braidSuccess);
   });
-  ASSERT_EQ(braidAllReduce(buf.data(), buf.data(), buf.size(), braidFloat32, braidSum, comms[0],
-                           nullptr),
-            braidSuccess);
+  ASSERT_EQ(
+      braidAllReduce(buf.data(), buf.data(), buf.size(), braidFloat32, braidSum, comms[0], nullptr),
+      braidSuccess);
   peer.join();
   EXPECT_EQ(braidBroadcast(buf.data(), buf.data(), buf.size(), braidFloat32, 1, comms[0], nullptr),
             braidTimeout);
   const std::string log = readLog();
   EXPECT_EQ(linesWithAll(log, {"flight recorder, rank 0 of 2", "timeout"}), 1) << log;
-  EXPECT_EQ(linesWithAll(log, {"flight recorder, rank 0", "#0 braidAllReduce", "done"}), 1)
-      << log;
-  EXPECT_EQ(linesWithAll(log, {"flight recorder, rank 0", "#1 braidBroadcast", "FAILED",
-                               "root 1", "no progress"}),
+  EXPECT_EQ(linesWithAll(log, {"flight recorder, rank 0", "#0 braidAllReduce", "done"}), 1) << log;
+  EXPECT_EQ(linesWithAll(log, {"flight recorder, rank 0", "#1 braidBroadcast", "FAILED", "root 1",
+                               "no progress"}),
             1)
       << log;
   EXPECT_EQ(linesWithAll(log, {"flight recorder, rank 0", "peer 1: sent 0/0 B, received 0/",

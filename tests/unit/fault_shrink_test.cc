@@ -117,8 +117,7 @@ TEST(FaultShrink, SurvivorsThatDisagreeFailWithinTheTimeout) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(results[0], braidInvalidUsage) << messages[0];
-  EXPECT_NE(messages[0].find("rank 1 excludes a different set"), std::string::npos)
-      << messages[0];
+  EXPECT_NE(messages[0].find("rank 1 excludes a different set"), std::string::npos) << messages[0];
   EXPECT_NE(results[1], braidSuccess) << "rank 1 joined a shrink it disagreed with";
   for (int rank = 2; rank < 4; ++rank) {
     // Excluded by the other half: either told so (NULL) or an error; never a hang.

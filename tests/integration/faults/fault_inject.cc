@@ -259,8 +259,8 @@ bool runScenario(const Scenario& s) {
     const ChildExit& e = exits[r];
     someoneNamedVictim |= e.exited && e.code == kNamedFaultyRank;
     if (e.overdue || !e.exited || (e.code != kNamedFaultyRank && e.code != kNamedOtherPeer)) {
-      std::fprintf(stderr, "FAILED: rank %d ended with code %d signal %d%s\n", r, e.code,
-                   e.signal, e.overdue ? " (overdue: killed)" : "");
+      std::fprintf(stderr, "FAILED: rank %d ended with code %d signal %d%s\n", r, e.code, e.signal,
+                   e.overdue ? " (overdue: killed)" : "");
       passed = false;
     }
   }
@@ -332,7 +332,7 @@ int main(int argc, char** argv) {
     failed += !passed;
     std::printf("=== %s in %.2f s\n", passed ? "passed" : "FAILED", secondsSince(start));
   }
-  std::printf("%zu faults injected (%s, %s), %d scenarios failed, 0 allowed\n",
-              collectives.size(), transport.c_str(), argv[2], failed);
+  std::printf("%zu faults injected (%s, %s), %d scenarios failed, 0 allowed\n", collectives.size(),
+              transport.c_str(), argv[2], failed);
   return failed == 0 ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,15 @@ Census takeCensus() {
   c.fds = static_cast<int>(numericEntries("/proc/self/fd").size());
   c.threads = static_cast<int>(numericEntries("/proc/self/task").size());
   return c;
+}
+
+long residentKiB(const char* field) {
+  const std::string prefix = std::string(field) + ":";
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(prefix, 0) == 0) return std::atol(line.c_str() + prefix.size());
+  }
+  return -1;
 }
 
 Census settle(const Census& before, double seconds) {

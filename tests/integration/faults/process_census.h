@@ -18,6 +18,9 @@ struct Census {
 /// This process's open descriptors and threads now.
 Census takeCensus();
 
+/// A field of /proc/self/status in KiB ("VmRSS", "RssAnon", "RssShmem"); -1 when unreadable.
+long residentKiB(const char* field = "VmRSS");
+
 /// Polls until the census equals `before` or `seconds` pass; returns the last one.
 Census settle(const Census& before, double seconds);
 

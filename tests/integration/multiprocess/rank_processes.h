@@ -61,7 +61,8 @@ class RankProcesses {
  private:
   int nranks_;
   std::vector<pid_t> pids_;
-  std::vector<int> idPipes_;  // [2 * rank] read end (child), [2 * rank + 1] write end; also releases
+  std::vector<int>
+      idPipes_;  // [2 * rank] read end (child), [2 * rank + 1] write end; also releases
   std::vector<int> progressPipes_;  // [2 * rank] read end (parent), [2 * rank + 1] write end
 };
 
