@@ -58,8 +58,9 @@ void FlightRecorder::begin(const Op& first, int batchOps, bool signatureCheck,
 }
 
 void FlightRecorder::snapshot(const Runners& runners) {
-  if (ring_.empty() || next_ == 0) return;
+  if (ring_.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
+  if (next_ == 0) return;
   Entry& e = ring_[(next_ - 1) % ring_.size()];
   if (e.state != State::kRunning || runners.size() != e.schedules.size()) return;
   e.moved.clear();
@@ -74,8 +75,9 @@ void FlightRecorder::snapshot(const Runners& runners) {
 }
 
 void FlightRecorder::end(const Status& error) {
-  if (ring_.empty() || next_ == 0) return;
+  if (ring_.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
+  if (next_ == 0) return;
   Entry& e = ring_[(next_ - 1) % ring_.size()];
   if (e.state != State::kRunning) return;
   e.ended = Clock::now();

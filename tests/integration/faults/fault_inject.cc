@@ -3,9 +3,11 @@
 // BRAID_TIMEOUT, or has its TCP connections shut down under it. Every
 // survivor must
 //   - get braidRemoteError or braidTimeout from the collective within
-//     BRAID_TIMEOUT + 5 s, with a last error that names a peer (on shared
-//     memory, where aborts carry their reason, the faulty rank itself; on
-//     sockets at least one survivor must name it), and a sticky async error;
+//     BRAID_TIMEOUT + 5 s, with a last error that names a peer (for a killed
+//     rank on shared memory, where aborts carry their reason, the faulty rank
+//     itself; otherwise at least one survivor must name it, or, for a stall,
+//     a survivor's flight recorder in the log must show it waiting for the
+//     stalled rank), and a sticky async error;
 //   - build a communicator without the faulty rank with braidCommShrink and
 //     run the same collective and an all-reduce on it, checked against the
 //     reference;
@@ -22,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <thread>
@@ -183,7 +186,8 @@ int runRank(const Scenario& s, RankProcesses& p, int rank) {
     problems.push_back(std::string("expected braidRemoteError or braidTimeout, got ") +
                        braidGetErrorString(f.outcome.result));
   }
-  if (f.seconds > s.timeoutSeconds + 5) {
+  const bool wasStopped = s.fault == Fault::kStall && rank == s.victim;  // its clock ran on
+  if (f.seconds > s.timeoutSeconds + 5 && !wasStopped) {
     problems.push_back("the failing call took " + std::to_string(f.seconds) + " s");
   }
   const bool namesPeer = std::regex_search(message, std::regex("(peer|rank) [0-9]+"));
@@ -224,8 +228,30 @@ bool waitDead(pid_t pid) {
   return waitid(P_PID, pid, &info, WEXITED | WNOWAIT) == 0;  // leaves it for waitAll to reap
 }
 
+// BRAID_DEBUG_FILE of a stall run: every rank's warnings, flight recorders included.
+std::string logPath() { return "/tmp/braid-fault-inject-" + std::to_string(getpid()) + ".log"; }
+
+std::streamoff logSize() {
+  std::ifstream in(logPath(), std::ios::ate);
+  return in ? static_cast<std::streamoff>(in.tellg()) : 0;
+}
+
+// A flight recorder line written after `from` in which a survivor waits for `victim`.
+std::string waitedForInLog(int victim, std::streamoff from) {
+  std::ifstream in(logPath());
+  in.seekg(from);
+  const std::regex wait("flight recorder, rank ([0-9]+):.*waiting to (send to|receive from) rank " +
+                        std::to_string(victim) + "\\b");
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, m, wait) && std::stoi(m[1]) != victim) return line;
+  }
+  return "";
+}
+
 bool runScenario(const Scenario& s) {
   const std::set<std::string> segmentsBefore = braidShmSegments();
+  const std::streamoff logOffset = logSize();
   RankProcesses p(kRanks);
   if (!p.start([&](int rank) { return runRank(s, p, rank); })) return false;
   braidUniqueId id;
@@ -264,7 +290,18 @@ bool runScenario(const Scenario& s) {
       passed = false;
     }
   }
-  if (!someoneNamedVictim) {
+  if (s.fault == Fault::kStall) {
+    // The first rank to time out blames the peer it waits for, which may be
+    // a live rank blocked behind the stalled one; the flight recorders in the
+    // log must show who was waiting for whom.
+    std::string line = waitedForInLog(s.victim, logOffset);
+    if (line.empty()) {
+      std::fprintf(stderr, "FAILED: no flight recorder line shows a wait for rank %d\n", s.victim);
+      passed = false;
+    } else {
+      std::printf("log: %s\n", line.c_str());
+    }
+  } else if (!someoneNamedVictim) {
     std::fprintf(stderr, "FAILED: no survivor's error names rank %d\n", s.victim);
     passed = false;
   }
@@ -320,6 +357,10 @@ int main(int argc, char** argv) {
   const int timeout = fault == Fault::kStall ? 3 : 20;
   setenv("BRAID_TRANSPORT", transport.c_str(), 1);
   setenv("BRAID_TIMEOUT", std::to_string(timeout).c_str(), 1);
+  if (fault == Fault::kStall) {
+    setenv("BRAID_DEBUG", "WARN", 1);
+    setenv("BRAID_DEBUG_FILE", logPath().c_str(), 1);
+  }
   int failed = 0, index = 0;
   for (Collective c : collectives) {
     // Every rank takes a turn as the faulty one, the shrink leader (0) and the root included.
@@ -332,6 +373,7 @@ int main(int argc, char** argv) {
     failed += !passed;
     std::printf("=== %s in %.2f s\n", passed ? "passed" : "FAILED", secondsSince(start));
   }
+  std::remove(logPath().c_str());
   std::printf("%zu faults injected (%s, %s), %d scenarios failed, 0 allowed\n", collectives.size(),
               transport.c_str(), argv[2], failed);
   return failed == 0 ? 0 : 1;

@@ -37,7 +37,15 @@ std::string Census::describe() const {
 
 Census takeCensus() {
   Census c;
-  c.fds = static_cast<int>(numericEntries("/proc/self/fd").size());
+  // The library opens BRAID_DEBUG_FILE at its first log line and keeps it for
+  // the life of the process, by design: that descriptor is not a leak.
+  const char* logFile = std::getenv("BRAID_DEBUG_FILE");
+  for (int fd : numericEntries("/proc/self/fd")) {
+    char target[512];
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+    c.fds += !(logFile != nullptr && n > 0 && std::string(target, n) == logFile);
+  }
   c.threads = static_cast<int>(numericEntries("/proc/self/task").size());
   return c;
 }
