@@ -50,7 +50,7 @@ void FlightRecorder::begin(const Op& first, int batchOps, bool signatureCheck,
   e.signatureCheck = signatureCheck;
   e.batchOps = batchOps;
   e.state = State::kRunning;
-  e.started = Clock::now();
+  e.waited = false;
   e.schedules.assign(schedules.begin(), schedules.end());
   e.stepIndex.assign(schedules.size(), 0);
   e.moved.clear();
@@ -63,6 +63,8 @@ void FlightRecorder::snapshot(const Runners& runners) {
   if (next_ == 0) return;
   Entry& e = ring_[(next_ - 1) % ring_.size()];
   if (e.state != State::kRunning || runners.size() != e.schedules.size()) return;
+  if (!e.waited) e.waitingSince = Clock::now();
+  e.waited = true;
   e.moved.clear();
   for (size_t r = 0; r < runners.size(); ++r) {
     const size_t step = runners[r]->stepIndex();
@@ -80,13 +82,13 @@ void FlightRecorder::end(const Status& error) {
   if (next_ == 0) return;
   Entry& e = ring_[(next_ - 1) % ring_.size()];
   if (e.state != State::kRunning) return;
-  e.ended = Clock::now();
   if (error.isOk()) {
     e.state = State::kDone;
     for (size_t r = 0; r < e.schedules.size(); ++r) e.stepIndex[r] = e.schedules[r]->steps.size();
     e.moved.clear();
   } else {
     e.state = State::kFailed;
+    e.ended = Clock::now();
     e.error = error.message();
   }
 }
@@ -132,9 +134,13 @@ std::string FlightRecorder::describe(const Entry& e, Clock::time_point now) cons
   const char* state = e.state == State::kDone     ? "done"
                       : e.state == State::kFailed ? "FAILED"
                                                   : "RUNNING";
-  const double ms = std::chrono::duration<double, std::milli>(
-                        (e.state == State::kRunning ? now : e.ended) - e.started)
-                        .count();
+  // Time is read only once a stage waits (the sleep path), never on the busy path.
+  char waited[64] = "";
+  if (e.waited && e.state != State::kDone) {
+    const auto until = e.state == State::kRunning ? now : e.ended;
+    std::snprintf(waited, sizeof(waited), ", waiting %.1f ms",
+                  std::chrono::duration<double, std::milli>(until - e.waitingSince).count());
+  }
   const std::string algorithm = e.schedules.empty() ? "none" : e.schedules[0]->algorithm;
   if (e.collective) {
     using coll::CollKind;
@@ -145,16 +151,16 @@ std::string FlightRecorder::describe(const Entry& e, Clock::time_point now) cons
     std::string args = std::string(typeName(e.type)) + (reduces ? " " : "") +
                        (reduces ? opName(e.op) : "") +
                        (rooted ? " root " + std::to_string(e.root) : "");
-    std::snprintf(head, sizeof(head), "#%llu %s%s %s count %zu %s: %s %.1f ms, steps done %zu/%zu",
+    std::snprintf(head, sizeof(head), "#%llu %s%s %s count %zu %s: %s, steps done %zu/%zu%s",
                   static_cast<unsigned long long>(e.seq), e.api,
                   e.signatureCheck ? " (BRAID_CHECK signatures)" : "", algorithm.c_str(), e.count,
-                  args.c_str(), state, ms, stepsDone, steps);
+                  args.c_str(), state, stepsDone, steps, waited);
   } else {
     std::snprintf(head, sizeof(head),
-                  "#%llu send/recv batch of %d (first: %s peer %d count %zu %s): %s %.1f ms, "
-                  "steps done %zu/%zu",
+                  "#%llu send/recv batch of %d (first: %s peer %d count %zu %s): %s, "
+                  "steps done %zu/%zu%s",
                   static_cast<unsigned long long>(e.seq), e.batchOps, e.api, e.root, e.count,
-                  typeName(e.type), state, ms, stepsDone, steps);
+                  typeName(e.type), state, stepsDone, steps, waited);
   }
   std::string line = head;
   if (!e.error.empty()) line += "; error: " + e.error;
