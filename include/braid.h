@@ -136,7 +136,7 @@ braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* 
  * braidRemoteError or braidTimeout, every survivor calls it with the same
  * list; it does not use the broken communicator's connections, and each of
  * its two phases (agreeing on a new id, joining it) ends within BRAID_TIMEOUT
- * with an error naming the rank that did not come. Excluded ranks need not
+ * (+2 s) with an error naming the rank that did not come. Excluded ranks need not
  * call it; those that do get *newcomm = NULL. Afterwards, release `comm`
  * with braidCommAbort (or braidCommDestroy).
  */

@@ -15,6 +15,8 @@ namespace sock = transport::socket;
 
 // How long one connecting survivor may take to say hello before it is dropped.
 constexpr double kHelloSeconds = 5;
+// How much longer a follower waits for the leader than the leader waits for followers.
+constexpr double kVerdictGraceSeconds = 2;
 
 struct ShrinkHello {
   static constexpr uint32_t kMagic = 0x4b524853;  // "SHRK"
@@ -88,7 +90,8 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
   while (!missing.empty() && failure.isOk()) {
     auto fd = sock::acceptOne(listener_.get(), deadline);
     if (!fd.isOk()) {
-      failure = timeoutError("braidCommShrink: survivor rank(s) " + rankList(missing) +
+      failure = timeoutError(std::string("braidCommShrink: survivor ") +
+                                 (missing.size() == 1 ? "rank " : "ranks ") + rankList(missing) +
                                  " did not reach the leader within BRAID_TIMEOUT",
                              missing.front());
       break;
@@ -129,7 +132,9 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
 
 Result<bootstrap::UniqueId> ShrinkRendezvous::follow(int leader, int rank, const uint8_t* secret,
                                                      uint64_t digest, double timeoutSeconds) {
-  const Deadline deadline = Deadline::in(timeoutSeconds);
+  // A little longer than the leader waits, so that its verdict (say, naming
+  // a survivor that never came) arrives before this rank gives up on it.
+  const Deadline deadline = Deadline::in(timeoutSeconds + kVerdictGraceSeconds);
   const std::string where = "braidCommShrink: leader rank " + std::to_string(leader);
   auto fd = sock::connectTo(table_[leader].toSockAddr(), {}, deadline);
   if (!fd.isOk()) {

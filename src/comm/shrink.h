@@ -12,9 +12,10 @@
 //      each proves the old communicator's secret and the digest of the
 //      excluded set, and receives the new id;
 //   3. every survivor joins the new id as its index in the survivor list.
-// Every wait in 2 and 3 has the BRAID_TIMEOUT deadline, so a survivor that is
-// in fact dead, or that excludes a different set, ends the shrink with an
-// error naming it instead of a hang.
+// Every wait in 2 and 3 has a deadline: BRAID_TIMEOUT (followers wait 2 s
+// more for the leader, so that its verdict reaches them first), so a survivor
+// that is in fact dead, or that excludes a different set, ends the shrink
+// with an error naming it instead of a hang.
 #pragma once
 
 #include <memory>

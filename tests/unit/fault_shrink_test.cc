@@ -129,5 +129,35 @@ TEST(FaultShrink, SurvivorsThatDisagreeFailWithinTheTimeout) {
   for (braidComm_t comm : comms) braidCommAbort(comm);
 }
 
+// A survivor that never calls (it hangs, or died after the failure was
+// detected) ends the shrink on every other survivor within BRAID_TIMEOUT,
+// with an error naming it: first an absent follower, then an absent leader.
+TEST(FaultShrink, AnAbsentSurvivorIsNamedWithinTheTimeout) {
+  constexpr int kTimeout = 2;
+  for (int absent : {2, 0}) {
+    SCOPED_TRACE("absent rank " + std::to_string(absent));
+    std::vector<braidComm_t> comms = initRanks(3, SpawnOptions::withTransport("shm", kTimeout));
+    ASSERT_EQ(comms.size(), 3u);
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < 3; ++rank) {
+      if (rank == absent) continue;
+      threads.emplace_back([&, rank] {
+        braidComm_t out = nullptr;
+        const auto start = Clock::now();
+        braidResult_t r = braidCommShrink(comms[rank], nullptr, 0, &out);
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        const std::string message = braidGetLastError(comms[rank]);
+        EXPECT_TRUE(r == braidTimeout || r == braidRemoteError) << braidGetErrorString(r);
+        EXPECT_EQ(out, nullptr);
+        EXPECT_LT(seconds, 2 * kTimeout + 5);
+        EXPECT_NE(message.find("rank " + std::to_string(absent)), std::string::npos)
+            << "rank " << rank << ": " << message;
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (braidComm_t comm : comms) braidCommAbort(comm);
+  }
+}
+
 }  // namespace
 }  // namespace braid::testing
