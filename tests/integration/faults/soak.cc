@@ -11,14 +11,17 @@
 // sometimes across two communicators, checked after braidGroupEnd.
 //
 // Every 50 iterations the ranks agree (an all-reduce of "time is up") whether
-// to stop, and sample VmRSS and RssAnon. Memory passes when the largest
-// sample of the last quarter of the run exceeds the largest of the second
-// eighth (warmed up) by at most the slack: buffer sizes are random, so RSS
-// breathes, but a leak per call grows without bound over thousands of calls.
-// VmRSS also counts shared-memory FIFO pages, first touched over time up to
-// their fixed size (slots x slot bytes per peer and communicator), hence its
-// larger slack; RssAnon is the heap. The harness fixes malloc's mmap
-// threshold so that freed test buffers leave RSS instead of lingering.
+// to stop, and sample VmRSS, RssAnon and the live heap (mallinfo2: bytes
+// handed out by malloc and not freed). Each must stay within a slack of its
+// warmed-up level (the largest sample of the second eighth vs the largest of
+// the last quarter). The slacks are generous: VmRSS counts shared-memory FIFO
+// pages, first touched over time up to their fixed size; scratch buffers and
+// schedule caches are sized by the largest call seen so far, a maximum that
+// creeps up for long with random sizes. The sharp check is the replay: after
+// the run, every rank repeats its first 1000 iterations (same calls, same
+// data), which need nothing new, and the live heap may grow by at most
+// 512 KiB over those ~1700 calls. The harness fixes malloc's mmap threshold
+// so that freed test buffers leave RSS instead of lingering.
 //
 //   braid_soak [seconds]        (default 30; BRAID_SOAK_SECONDS overrides)
 #include <malloc.h>
@@ -50,7 +53,13 @@ using Clock = std::chrono::steady_clock;
 constexpr int kRanks = 4;
 constexpr int kAgreeEvery = 50;
 constexpr long kRssSlackKiB = 64 * 1024;   // VmRSS: includes FIFO pages touched over time
-constexpr long kAnonSlackKiB = 16 * 1024;  // RssAnon: the heap, where a per-call leak would show
+constexpr long kAnonSlackKiB = 32 * 1024;  // RssAnon: the heap's pages, fragmentation included
+// Bytes malloc has handed out and not had back. Scratch buffers and caches
+// are sized by the largest call seen so far, and with random sizes that
+// maximum creeps up for a long time: the replay below is the sharp check.
+constexpr long kLiveSlackKiB = 32 * 1024;
+constexpr long kReplayIterations = 1000;
+constexpr long kReplaySlackKiB = 512;  // replayed calls need nothing new: ~0.3 B per call
 constexpr uint64_t kSeed = 0x50a4;
 
 struct Flavor {
@@ -71,7 +80,7 @@ const braidDataType_t kTypes[] = {braidInt8,    braidUint8,   braidInt32,   brai
 
 struct Stats {
   long iterations = 0, calls = 0, groups = 0, wrong = 0;
-  std::vector<long> rssSamples, anonSamples;
+  std::vector<long> rssSamples, anonSamples, liveSamples;
 };
 
 size_t randomCount(std::mt19937_64& rng) {
@@ -181,6 +190,13 @@ bool makeFlavors(braidComm_t world, std::vector<braidComm_t>* comms) {
   return true;
 }
 
+// Bytes the program holds from malloc (small blocks in use plus mmapped
+// ones): a leak grows this; heap fragmentation grows only RssAnon.
+long liveHeapKiB() {
+  struct mallinfo2 m = mallinfo2();
+  return static_cast<long>((m.uordblks + m.hblkhd) / 1024);
+}
+
 struct Growth {
   long warm = 0, late = 0;  // largest sample of the second eighth / of the last quarter
 };
@@ -216,31 +232,57 @@ int runRank(RankProcesses& p, int rank, double seconds) {
     if ((stats.iterations + 1) % kAgreeEvery == 0) {
       stats.rssSamples.push_back(residentKiB());
       stats.anonSamples.push_back(residentKiB("RssAnon"));
+      stats.liveSamples.push_back(liveHeapKiB());
       int32_t late = std::chrono::duration<double>(Clock::now() - start).count() > seconds;
       if (braidAllReduce(&late, &stop, 1, braidInt32, braidMax, world, nullptr) != braidSuccess)
         return 1;
     }
   }
+  // Replay: the first iterations again, same calls and data. Every buffer,
+  // cache and ring has already grown to what they need, so the live heap
+  // must not grow; if it does, something is kept per call.
+  std::mt19937_64 replayRng(kSeed);
+  const long replayed = std::min<long>(stats.iterations, kReplayIterations);
+  const long liveBeforeReplay = liveHeapKiB();
+  Stats replayStats;
+  for (long i = 0; i < replayed; ++i) {
+    const int r = runOne(comms, replayRng, rank, kSeed + static_cast<uint64_t>(i), &replayStats);
+    if (r < 0) return 1;
+    stats.wrong += r;
+  }
+  const long liveAfterReplay = liveHeapKiB();
   for (braidComm_t c : comms) braidCommDestroy(c);
   braidCommDestroy(world);
   const Census after = settle(before, 5);
   const Growth rss = growth(stats.rssSamples), anon = growth(stats.anonSamples);
-  const bool flat = rss.late <= rss.warm + kRssSlackKiB && anon.late <= anon.warm + kAnonSlackKiB;
+  const Growth live = growth(stats.liveSamples);
+  std::vector<std::string> grew;
+  if (rss.late > rss.warm + kRssSlackKiB) grew.push_back("VmRSS");
+  if (anon.late > anon.warm + kAnonSlackKiB) grew.push_back("RssAnon");
+  if (live.late > live.warm + kLiveSlackKiB) grew.push_back("live heap");
+  if (liveAfterReplay > liveBeforeReplay + kReplaySlackKiB) grew.push_back("live heap on replay");
+  for (const std::string& what : grew) {
+    std::fprintf(stderr, "rank %d: FAILED: %s grew past its slack\n", rank, what.c_str());
+  }
+  const bool flat = grew.empty();
   const bool clean = after.fds == before.fds && after.threads == before.threads;
   std::printf(
-      "rank %d: %ld iterations, %ld calls (%ld fused groups) in %.1f s, %ld wrong; VmRSS warm "
-      "%ld KiB, late %ld KiB (%+ld); RssAnon warm %ld KiB, late %ld KiB (%+ld)%s; %s before, "
-      "%s after\n",
+      "rank %d: %ld iterations, %ld calls (%ld fused groups) in %.1f s, %ld wrong; KiB warm -> "
+      "late: VmRSS %ld -> %ld, RssAnon %ld -> %ld, live heap %ld -> %ld%s; %s before, %s after\n",
       rank, stats.iterations, stats.calls, stats.groups,
       std::chrono::duration<double>(Clock::now() - start).count(), stats.wrong, rss.warm, rss.late,
-      rss.late - rss.warm, anon.warm, anon.late, anon.late - anon.warm, flat ? "" : " GREW",
-      before.describe().c_str(), after.describe().c_str());
+      anon.warm, anon.late, live.warm, live.late, flat ? "" : " GREW", before.describe().c_str(),
+      after.describe().c_str());
+  std::printf("rank %d: replayed %ld iterations (%ld calls): live heap %ld -> %ld KiB (%+ld)\n",
+              rank, replayed, replayStats.calls, liveBeforeReplay, liveAfterReplay,
+              liveAfterReplay - liveBeforeReplay);
   const size_t n = stats.rssSamples.size();
   std::string trend;
   for (int q = 1; q <= 8 && n > 0; ++q) {
     const size_t i = n * q / 8 - (q == 8);
     trend += " " + std::to_string(stats.rssSamples[i]) + " (anon " +
-             std::to_string(stats.anonSamples[i]) + ")";
+             std::to_string(stats.anonSamples[i]) + ", live " +
+             std::to_string(stats.liveSamples[i]) + ")";
   }
   std::printf("rank %d: VmRSS KiB at each eighth of the run:%s\n", rank, trend.c_str());
   std::fflush(stdout);
