@@ -11,6 +11,7 @@
 #include "api/guard.h"
 #include "bootstrap/launch_env.h"
 #include "bootstrap/root_server.h"
+#include "comm/shrink.h"
 #include "core/config.h"
 
 using braid::Comm;

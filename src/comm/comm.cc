@@ -65,8 +65,10 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
       bootstrap::TcpBootstrap::join(id, rank, nranks, comm->config_.timeoutSeconds, tagPrefix));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
-  BRAID_ASSIGN_OR_RETURN(comm->shrink_,
-                         ShrinkRendezvous::create(*comm->bootstrap_, comm->config_.socketIfname));
+  if (nranks > 1) {  // a single rank shrinks without meeting anyone
+    BRAID_ASSIGN_OR_RETURN(comm->shrink_,
+                           ShrinkRendezvous::create(*comm->bootstrap_, comm->config_.socketIfname));
+  }
   BRAID_INFO("rank %d of %d ready (transport %s)", rank, nranks,
              comm->transport_ ? comm->transport_->name() : "none");
   return comm;

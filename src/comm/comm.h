@@ -41,7 +41,8 @@ class Comm {
   /// Collective: the communicator of this rank's color, or null for BRAID_SPLIT_NOCOLOR.
   Result<std::unique_ptr<Comm>> split(int color, int key);
 
-  /// Where survivors meet to shrink this communicator (comm/shrink.h).
+  /// Where survivors meet to shrink this communicator (comm/shrink.h); only
+  /// communicators of more than one rank have one.
   ShrinkRendezvous& shrinkRendezvous() { return *shrink_; }
   /// The prefix of commTag() this communicator was created with (kept by children).
   const std::string& tagPrefix() const { return tagPrefix_; }

@@ -118,8 +118,9 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
     conns[hello.rank] = std::move(*fd);
   }
 
-  Result<bootstrap::UniqueId> id = failure;
-  if (failure.isOk()) id = bootstrap::createUniqueId(ifname, timeoutSeconds);
+  Result<bootstrap::UniqueId> id = failure.isOk()
+                                       ? bootstrap::createUniqueId(ifname, timeoutSeconds)
+                                       : Result<bootstrap::UniqueId>(failure);
   ShrinkReply reply = id.isOk() ? ShrinkReply{} : errorReply(id.status());
   if (id.isOk()) id->writeTo(&reply.id);
   for (bootstrap::Fd& fd : conns) {
