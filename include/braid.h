@@ -129,6 +129,20 @@ braidResult_t braidCommInitFromEnv(braidComm_t* comm);
  */
 braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* newcomm);
 
+/**
+ * Creates a communicator of the ranks of `comm` not listed in `excludeRanks`
+ * (old ranks, any order, `excludeCount` of them), ranked in their old order.
+ * Meant for recovery: after a rank died or hung and a call returned
+ * braidRemoteError or braidTimeout, every survivor calls it with the same
+ * list; it does not use the broken communicator's connections, and each of
+ * its two phases (agreeing on a new id, joining it) ends within BRAID_TIMEOUT
+ * (+2 s) with an error naming the rank that did not come. Excluded ranks need not
+ * call it; those that do get *newcomm = NULL. Afterwards, release `comm`
+ * with braidCommAbort (or braidCommDestroy).
+ */
+braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int excludeCount,
+                              braidComm_t* newcomm);
+
 /** Waits for this rank's outstanding work, then releases the communicator. */
 braidResult_t braidCommFinalize(braidComm_t comm);
 

@@ -44,6 +44,14 @@ class ScheduleRunner {
   /// What the current step is waiting for, for timeout messages.
   std::string describePending() const;
 
+  /// The step in progress (steps.size() once done) and the bytes action `i` of
+  /// it has moved so far: what the flight recorder shows of a stalled collective.
+  size_t stepIndex() const { return step_; }
+  size_t movedBytes(size_t i) const {
+    if (!entered_ || i >= requests_.size()) return 0;
+    return requests_[i].done ? requests_[i].bytes : requests_[i].completed;
+  }
+
  private:
   Status enterStep();
   /// Starts, in action order, every action whose predecessors allow it.

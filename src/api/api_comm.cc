@@ -11,6 +11,7 @@
 #include "api/guard.h"
 #include "bootstrap/launch_env.h"
 #include "bootstrap/root_server.h"
+#include "comm/shrink.h"
 #include "core/config.h"
 
 using braid::Comm;
@@ -158,6 +159,25 @@ braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* 
     auto split = toComm(comm)->split(color, key);
     if (!split.isOk()) return split.status().withContext("braidCommSplit");
     *newcomm = toHandle(split->release());
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int excludeCount,
+                              braidComm_t* newcomm) {
+  return guard(toComm(comm), [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommShrink"));
+    BRAID_RETURN_IF_ERROR(checkOut(newcomm, "braidCommShrink", "newcomm"));
+    *newcomm = nullptr;
+    if (excludeCount < 0 || (excludeCount > 0 && excludeRanks == nullptr)) {
+      return braid::invalidArgument("braidCommShrink: excludeRanks is NULL or excludeCount " +
+                                    std::to_string(excludeCount) + " is negative");
+    }
+    // No health check: shrinking is how a failed communicator's survivors go on.
+    std::vector<int> exclude(excludeRanks, excludeRanks + excludeCount);
+    auto shrunk = braid::shrinkComm(*toComm(comm), exclude);
+    if (!shrunk.isOk()) return shrunk.status();
+    *newcomm = toHandle(shrunk->release());
     return Status::ok();
   });
 }

@@ -47,17 +47,29 @@ CallSignature signatureOf(const Op& op) {
 
 Status compareSignatures(const std::vector<CallSignature>& all) {
   const CallSignature& first = all[0];
+  auto differs = [&first](const CallSignature& s) {
+    return s.kind != first.kind || s.type != first.type || s.op != first.op ||
+           s.root != first.root || s.count != first.count;
+  };
+  int culprit = -1;
+  std::string others;  // every further rank that disagrees with rank 0, so none hides
   for (size_t r = 1; r < all.size(); ++r) {
-    const CallSignature& s = all[r];
-    if (s.kind != first.kind || s.type != first.type || s.op != first.op || s.root != first.root ||
-        s.count != first.count) {
-      return Status(braidInvalidUsage,
-                    "BRAID_CHECK: rank " + std::to_string(r) + " called " + describe(s) +
-                        " but rank 0 called " + describe(first),
-                    static_cast<int>(r));
+    if (!differs(all[r])) continue;
+    if (culprit < 0) {
+      culprit = static_cast<int>(r);
+    } else {
+      others += (others.empty() ? "" : ", ") + std::to_string(r);
     }
   }
-  return Status::ok();
+  if (culprit < 0) return Status::ok();
+  std::string message = "BRAID_CHECK: rank " + std::to_string(culprit) + " called " +
+                        describe(all[culprit]) + " but rank 0 called " + describe(first);
+  if (others.find(',') != std::string::npos) {
+    message += "; ranks " + others + " disagree with rank 0 too";
+  } else if (!others.empty()) {
+    message += "; rank " + others + " disagrees with rank 0 too";
+  }
+  return Status(braidInvalidUsage, message, culprit);
 }
 
 }  // namespace braid

@@ -11,6 +11,7 @@
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
 #include "collectives/algorithm.h"
+#include "comm/flight_signal.h"
 #include "comm/host_identity.h"
 #include "core/log.h"
 #include "core/selection_spec.h"
@@ -50,12 +51,17 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
   BRAID_ASSIGN_OR_RETURN(Config config, Config::fromEnv());
   std::unique_ptr<Comm> comm(new Comm(rank, nranks, std::move(config)));
   comm->tagPrefix_ = tagPrefix;
+  registerFlightRecorder(comm->flight_.get());
   setLogRank(rank);
   BRAID_ASSIGN_OR_RETURN(
       comm->bootstrap_,
       bootstrap::TcpBootstrap::join(id, rank, nranks, comm->config_.timeoutSeconds, tagPrefix));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
+  if (nranks > 1) {  // a single rank shrinks without meeting anyone
+    BRAID_ASSIGN_OR_RETURN(comm->shrink_,
+                           ShrinkRendezvous::create(*comm->bootstrap_, comm->config_.socketIfname));
+  }
   const std::vector<int>& hosts = *comm->hosts_;
   BRAID_INFO("rank %d of %d ready (transport %s, host %d of %d)", rank, nranks,
              comm->transport_ ? comm->transport_->name() : "none", hosts[rank],
@@ -63,7 +69,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
   return comm;
 }
 
-Comm::~Comm() = default;
+Comm::~Comm() { unregisterFlightRecorder(flight_.get()); }
 
 Status Comm::agreeOnConfig() {
   std::vector<SharedSettings> all(nranks_);

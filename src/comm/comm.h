@@ -15,7 +15,9 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/unique_id.h"
+#include "comm/flight_recorder.h"
 #include "comm/schedule_cache.h"
+#include "comm/shrink.h"
 #include "core/config.h"
 #include "core/status.h"
 #include "transports/connector.h"
@@ -38,6 +40,14 @@ class Comm {
 
   /// Collective: the communicator of this rank's color, or null for BRAID_SPLIT_NOCOLOR.
   Result<std::unique_ptr<Comm>> split(int color, int key);
+
+  /// Where survivors meet to shrink this communicator (comm/shrink.h); only
+  /// communicators of more than one rank have one.
+  ShrinkRendezvous& shrinkRendezvous() { return *shrink_; }
+  /// The prefix of commTag() this communicator was created with (kept by children).
+  const std::string& tagPrefix() const { return tagPrefix_; }
+  /// The last stages run on this communicator, for diagnosing hangs.
+  FlightRecorder& flightRecorder() { return *flight_; }
 
   /// Ok while healthy; otherwise the error that broke the communicator.
   Status health() const;
@@ -69,7 +79,10 @@ class Comm {
 
  private:
   Comm(int rank, int nranks, Config config)
-      : rank_(rank), nranks_(nranks), config_(std::move(config)) {}
+      : rank_(rank),
+        nranks_(nranks),
+        config_(std::move(config)),
+        flight_(std::make_unique<FlightRecorder>(rank, nranks)) {}
   Status agreeOnConfig();
   Status connectTransport();
 
@@ -78,6 +91,8 @@ class Comm {
   Config config_;
   std::unique_ptr<transport::Bootstrap> bootstrap_;
   std::unique_ptr<transport::Transport> transport_;
+  std::unique_ptr<ShrinkRendezvous> shrink_;
+  const std::unique_ptr<FlightRecorder> flight_;
   std::string tagPrefix_;
   std::atomic<bool> abortRequested_{false};
   std::atomic<int> active_{0};

@@ -61,6 +61,7 @@ class CommWork {
         stageDone &= r->done();
       }
       if (!stageDone) return Status::ok();
+      comm_->flightRecorder().end(Status::ok());
       std::unique_ptr<Stage> finished = std::move(stage_);
       if (finished->checked != nullptr) {
         BRAID_RETURN_IF_ERROR(compareSignatures(finished->all));
@@ -77,6 +78,11 @@ class CommWork {
       if (!r->done()) return r->describePending();
     }
     return "nothing";
+  }
+
+  /// Lets the flight recorder see how far the current stage got.
+  void snapshot() const {
+    if (stage_ != nullptr) comm_->flightRecorder().snapshot(stage_->runners);
   }
 
   const char* currentApi() const {
@@ -124,6 +130,7 @@ class CommWork {
     stage->runners.push_back(std::make_unique<ScheduleRunner>(
         comm_->transport(), schedule.get(), b, braidUint8, braidSum, comm_->nranks()));
     stage->schedules.push_back(std::move(schedule));
+    comm_->flightRecorder().begin(op, 1, true, stage->schedules);
     stage_ = std::move(stage);
     return Status::ok();
   }
@@ -145,6 +152,7 @@ class CommWork {
     stage->schedules.push_back(std::move(schedule));
     BRAID_TRACE("%s: %zu elements, %s, %zu steps", op.apiName, op.count,
                 stage->schedules[0]->algorithm.c_str(), stage->schedules[0]->steps.size());
+    comm_->flightRecorder().begin(op, 1, false, stage->schedules);
     stage_ = std::move(stage);
     return Status::ok();
   }
@@ -179,7 +187,10 @@ class CommWork {
           comm_->transport(), stage->schedules.back().get(), b, op.type, op.op, comm_->nranks()));
     }
     BRAID_RETURN_IF_ERROR(matchSelf(selfSends, selfRecvs));
-    if (!stage->runners.empty()) stage_ = std::move(stage);
+    if (stage->runners.empty()) return Status::ok();
+    comm_->flightRecorder().begin(*ops_[begin], static_cast<int>(end - begin), false,
+                                  stage->schedules);
+    stage_ = std::move(stage);
     return Status::ok();
   }
 
@@ -215,8 +226,13 @@ inline void cpuRelax() {
 #endif
 }
 
+// Marks every communicator failed and prints its flight recorder (BRAID_DEBUG=WARN).
 Status failAll(std::vector<CommWork>& works, const Status& error) {
   for (auto& w : works) {
+    w.snapshot();
+    w.comm()->flightRecorder().end(error);
+    w.comm()->flightRecorder().print(
+        (error.code() == braidTimeout ? "timeout: " : "failure: ") + error.message(), false);
     w.comm()->fail(error);
     w.comm()->setLastError(error.message());  // braidGroupEnd has no comm to report on
   }
@@ -277,6 +293,7 @@ Status waitLoop(std::vector<CommWork>& works) {
       // Sleep in the transport; with several communicators, only briefly,
       // since one transport cannot hear another's peers.
       int maxWaitMs = works.size() == 1 ? 100 : 1;
+      for (auto& w : works) w.snapshot();  // what a signal or a timeout would print
       transport::Transport* t = waiting->comm()->transport();
       Status s = t != nullptr ? t->waitForActivity(deadline, maxWaitMs)
                               : internalError("a single-rank communicator waits for a peer");

@@ -111,6 +111,16 @@ bool RankProcesses::receiveUniqueId(int rank, braidUniqueId* id) {
   return readAll(idPipes_[2 * rank], id, sizeof *id);
 }
 
+void RankProcesses::release(int rank) {
+  char byte = 1;
+  writeAll(idPipes_[2 * rank + 1], &byte, 1);
+}
+
+bool RankProcesses::awaitRelease(int rank) {
+  char byte;
+  return readAll(idPipes_[2 * rank], &byte, 1);
+}
+
 void RankProcesses::signalProgress(int rank) {
   char byte = 1;
   writeAll(progressPipes_[2 * rank + 1], &byte, 1);
@@ -129,15 +139,17 @@ bool RankProcesses::waitProgress(const std::vector<int>& ranks, double seconds) 
   return true;
 }
 
-std::vector<ChildExit> RankProcesses::waitAll(double seconds) {
+std::vector<ChildExit> RankProcesses::waitAll(double seconds, const std::vector<int>& ranks) {
   std::vector<ChildExit> exits(nranks_);
+  std::vector<bool> waited(nranks_, ranks.empty());
+  for (int r : ranks) waited[r] = true;
   const auto start = Clock::now();
   int running = 0;
-  for (pid_t pid : pids_) running += pid > 0;
+  for (int r = 0; r < nranks_; ++r) running += waited[r] && pids_[r] > 0;
   while (running > 0) {
     const bool overdue = secondsSince(start) > seconds;
     for (int r = 0; r < nranks_; ++r) {
-      if (pids_[r] <= 0) continue;
+      if (!waited[r] || pids_[r] <= 0) continue;
       if (overdue) {
         kill(pids_[r], SIGKILL);
         exits[r].overdue = true;

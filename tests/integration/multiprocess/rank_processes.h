@@ -41,6 +41,11 @@ class RankProcesses {
   /// Child: blocks until the parent's unique id arrives.
   bool receiveUniqueId(int rank, braidUniqueId* id);
 
+  /// Parent: lets child `rank` go on past awaitRelease (after, say, killing a peer).
+  void release(int rank);
+  /// Child: blocks until the parent releases it; false when the parent is gone.
+  bool awaitRelease(int rank);
+
   /// Child: tells the parent it reached the agreed milestone.
   void signalProgress(int rank);
   /// Parent: waits until every rank in `ranks` signalled, at most `seconds`.
@@ -48,13 +53,16 @@ class RankProcesses {
 
   pid_t pid(int rank) const { return pids_[rank]; }
 
-  /// Parent: reaps every child, SIGKILLing those still alive after `seconds`.
-  std::vector<ChildExit> waitAll(double seconds);
+  /// Parent: reaps every child (or only those in `ranks`, when not empty),
+  /// SIGKILLing those still alive after `seconds`. Entries of ranks not
+  /// waited for are left default.
+  std::vector<ChildExit> waitAll(double seconds, const std::vector<int>& ranks = {});
 
  private:
   int nranks_;
   std::vector<pid_t> pids_;
-  std::vector<int> idPipes_;        // [2 * rank] read end (child), [2 * rank + 1] write end
+  std::vector<int>
+      idPipes_;  // [2 * rank] read end (child), [2 * rank + 1] write end; also releases
   std::vector<int> progressPipes_;  // [2 * rank] read end (parent), [2 * rank + 1] write end
 };
 
