@@ -1,8 +1,9 @@
 // The TCP bootstrap network: how ranks of one communicator find each other.
 //
-// Join: connect to the root named by the unique id, say hello with the
-// secret, receive everyone's listen address; then connect a ring (this rank
-// -> rank+1), where every connection proves the secret again. allGather and
+// Join: connect to the root named by the unique id, prove the secret by
+// challenge-response (handshake.h) and receive everyone's listen address in
+// the root's MAC'd answer; then connect a ring (this rank -> rank+1), where
+// every connection runs the handshake again, in both directions. allGather and
 // barrier run around that ring (n-1 neighbour exchanges), so no rank ever
 // holds more than two bootstrap connections.
 #pragma once
@@ -38,6 +39,8 @@ class TcpBootstrap final : public transport::Bootstrap {
   TcpBootstrap(int rank, int nranks, double timeoutSeconds)
       : rank_(rank), nranks_(nranks), timeoutSeconds_(timeoutSeconds) {}
   Status connectRing(const std::vector<WireAddr>& table, Fd listener);
+  Result<Fd> connectNext(const WireAddr& address, int next, const Deadline& deadline) const;
+  Status acceptPrev(int listener, int prev, const Deadline& deadline);
 
   const int rank_;
   const int nranks_;
