@@ -13,8 +13,12 @@
 
 namespace braid::bootstrap {
 
-AcceptLoop::AcceptLoop(int listenFd, const uint8_t* secret, Protocol protocol, std::string who)
-    : listenFd_(listenFd), protocol_(protocol), who_(std::move(who)) {
+AcceptLoop::AcceptLoop(int listenFd, const uint8_t* secret, Protocol protocol, std::string who,
+                       double handshakeSeconds)
+    : listenFd_(listenFd),
+      protocol_(protocol),
+      who_(std::move(who)),
+      handshakeSeconds_(handshakeSeconds) {
   std::memcpy(secret_, secret, kSecretBytes);
 }
 
@@ -64,7 +68,7 @@ Status AcceptLoop::acceptNew() {
     uint8_t nonce[wire::kNonceBytes];
     BRAID_RETURN_IF_ERROR(randomBytes(nonce, sizeof(nonce)));
     Pending p{.conn = {},
-              .deadline = Deadline::in(kHandshakeSeconds),
+              .deadline = Deadline::in(handshakeSeconds_),
               .challengeSent = 0,
               .reader = wire::FrameReader(protocol_.hello)};
     sockaddr_storage address{};

@@ -38,7 +38,9 @@ class AcceptLoop {
 
   /// Serves `listenFd` (not owned; it must outlive the loop) for `protocol`, verifying
   /// hellos against `secret` (kSecretBytes, copied). `who` names this end in log lines.
-  AcceptLoop(int listenFd, const uint8_t* secret, Protocol protocol, std::string who);
+  /// Each connection must complete its hello within `handshakeSeconds`.
+  AcceptLoop(int listenFd, const uint8_t* secret, Protocol protocol, std::string who,
+             double handshakeSeconds = kHandshakeSeconds);
 
   /// The next connection that proves the secret, or braidTimeout at `deadline`.
   Result<Admitted> next(const Deadline& deadline);
@@ -63,6 +65,7 @@ class AcceptLoop {
   uint8_t secret_[kSecretBytes];
   const Protocol protocol_;
   const std::string who_;
+  const double handshakeSeconds_;
   std::list<Pending> pending_;  // oldest first
   std::deque<Admitted> ready_;
   int rejected_ = 0;
