@@ -16,14 +16,13 @@
 //  - the labels and frame kinds differ per direction and per protocol (root or ring), so a
 //    MAC from one place is never valid in another (no reflection).
 // The root uses this with its reply (the rank table) as the answer; ring neighbours use it
-// with an empty proof. Frames are wire.h's; this file adds the MACs and the initiator's
-// blocking I/O. The responder's side, which must serve many connections at once, is
-// accept_loop.h.
+// with an empty proof. Frames are wire.h's; this file adds the MACs, as pure functions
+// (unit-tested and fuzzed without sockets). The initiator's blocking I/O is initiator.h;
+// the responder's side, which must serve many connections at once, is accept_loop.h.
 #pragma once
 
 #include <string>
 
-#include "bootstrap/tcp.h"
 #include "bootstrap/unique_id.h"
 #include "bootstrap/wire.h"
 
@@ -63,17 +62,5 @@ wire::Bytes makeAnswer(const uint8_t* secret, const Protocol& protocol,
 /// Checks the answer frame and its MAC; returns its fields.
 Result<wire::Bytes> verifyAnswer(const uint8_t* secret, const Protocol& protocol,
                                  const Transcript& transcript, const wire::Bytes& answer);
-
-// Blocking I/O with a deadline.
-
-/// Reads exactly one frame of `kind` from `fd` (header checked before the body is read).
-Result<wire::Bytes> readFrame(int fd, wire::Kind kind, const Deadline& deadline);
-
-/// The initiator's whole side: reads the challenge, sends a hello with `fields`, waits for
-/// the answer and verifies it; returns the answer's fields. `peer` names the other end in
-/// errors ("the root at 10.0.0.1:4000").
-Result<wire::Bytes> initiateHandshake(int fd, const uint8_t* secret, const Protocol& protocol,
-                                      wire::ByteSpan fields, const Deadline& deadline,
-                                      const std::string& peer);
 
 }  // namespace braid::bootstrap

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bootstrap/accept_loop.h"
-#include "bootstrap/handshake.h"
+#include "bootstrap/initiator.h"
 #include "bootstrap/wire.h"
 #include "core/log.h"
 

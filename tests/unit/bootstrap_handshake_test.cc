@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bootstrap/accept_loop.h"
-#include "bootstrap/handshake.h"
+#include "bootstrap/initiator.h"
 
 namespace braid::bootstrap {
 namespace {

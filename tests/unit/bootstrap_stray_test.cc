@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bootstrap/accept_loop.h"
-#include "bootstrap/handshake.h"
+#include "bootstrap/initiator.h"
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
 
