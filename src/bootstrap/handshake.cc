@@ -44,6 +44,12 @@ Status checkFrame(const wire::Bytes& frame, wire::Kind kind, size_t minBody) {
 
 }  // namespace
 
+Digest deriveFromSecret(const uint8_t* secret, std::string_view purpose) {
+  HmacSha256 mac(secret, kSecretBytes);
+  mac.update(purpose);
+  return mac.finish();
+}
+
 wire::Bytes makeChallenge(const Protocol& protocol, const uint8_t* nonce) {
   return wire::encodeFrame(protocol.challenge, wire::ByteSpan(nonce, wire::kNonceBytes));
 }

@@ -22,7 +22,9 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
+#include "bootstrap/sha256.h"
 #include "bootstrap/unique_id.h"
 #include "bootstrap/wire.h"
 
@@ -44,6 +46,12 @@ struct Transcript {
   wire::Bytes challenge;
   wire::Bytes hello;
 };
+
+/// A value only holders of `secret` can compute, for one `purpose` ("braid comm tag"):
+/// HMAC-SHA256(secret, purpose). What the bootstrap hands to others (the communicator's tag,
+/// the transports' key) is derived this way, so the unique id's secret itself never
+/// leaves the bootstrap, not even in part.
+Digest deriveFromSecret(const uint8_t* secret, std::string_view purpose);
 
 // Pure steps (no I/O), shared by both sides, the unit tests and the fuzz targets.
 

@@ -22,7 +22,13 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::join(const UniqueId& id, int
   }
   std::unique_ptr<TcpBootstrap> b(new TcpBootstrap(rank, nranks, timeoutSeconds));
   std::memcpy(b->secret_, id.secret, kSecretBytes);
-  b->tag_ = tagPrefix + toHex(id.secret, 4);
+  // What leaves the bootstrap is derived from the secret, never the secret itself: the tag
+  // names shared-memory segments anyone on the host can list, and transports send their
+  // key in their own hellos.
+  const Digest tag = deriveFromSecret(id.secret, "braid comm tag");
+  b->tag_ = tagPrefix + toHex(tag.data(), 4);
+  const Digest transportKey = deriveFromSecret(id.secret, "braid transport key");
+  std::memcpy(b->transportKey_, transportKey.data(), kSecretBytes);
   Deadline deadline = Deadline::in(timeoutSeconds);
 
   SockAddr rootAddr = id.root.toSockAddr();

@@ -30,7 +30,7 @@ class TcpBootstrap final : public transport::Bootstrap {
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
   const std::string& commTag() const override { return tag_; }
-  const uint8_t* secret() const override { return secret_; }
+  const uint8_t* secret() const override { return transportKey_; }
   Status allGather(void* data, size_t bytes) override;
   Status barrier() override;
   double timeoutSeconds() const override { return timeoutSeconds_; }
@@ -46,9 +46,10 @@ class TcpBootstrap final : public transport::Bootstrap {
   const int nranks_;
   const double timeoutSeconds_;
   std::string tag_;
-  uint8_t secret_[kSecretBytes] = {};
-  Fd next_;  // to rank + 1
-  Fd prev_;  // from rank - 1
+  uint8_t secret_[kSecretBytes] = {};        // the unique id's: bootstrap handshakes only
+  uint8_t transportKey_[kSecretBytes] = {};  // derived from it: what secret() hands out
+  Fd next_;                                  // to rank + 1
+  Fd prev_;                                  // from rank - 1
 };
 
 }  // namespace braid::bootstrap

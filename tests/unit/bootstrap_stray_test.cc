@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -191,6 +193,44 @@ TEST(BootstrapStrays, RankWithAnotherSecretIsRefusedWhileTheRealOnesJoin) {
   joinRealRanks(id, 2);
   t.join();  // the root hung up on it when it answered the real ranks
   EXPECT_EQ(impostorResult.code(), braidRemoteError) << impostorResult.message();
+}
+
+TEST(BootstrapJoin, WhatLeavesTheBootstrapIsDerivedNeverTheSecret) {
+  UniqueId id = startLoopbackRoot();
+  std::unique_ptr<TcpBootstrap> ranks[2];
+  std::thread other(
+      [&] { ranks[1] = std::move(*TcpBootstrap::join(id, 1, 2, kTimeoutSeconds, "job")); });
+  auto first = TcpBootstrap::join(id, 0, 2, kTimeoutSeconds, "job");
+  other.join();
+  ASSERT_TRUE(first.isOk()) << first.status().message();
+  ranks[0] = std::move(*first);
+  ASSERT_TRUE(ranks[1]);
+  // Same tag and transport key on every rank, neither showing any of the secret.
+  EXPECT_EQ(ranks[0]->commTag(), ranks[1]->commTag());
+  EXPECT_EQ(ranks[0]->commTag().rfind("job", 0), 0u);
+  EXPECT_EQ(ranks[0]->commTag().find(toHex(id.secret, 4)), std::string::npos);
+  EXPECT_EQ(std::memcmp(ranks[0]->secret(), ranks[1]->secret(), kSecretBytes), 0);
+  EXPECT_NE(std::memcmp(ranks[0]->secret(), id.secret, kSecretBytes), 0);
+  Digest expected = deriveFromSecret(id.secret, "braid transport key");
+  EXPECT_EQ(std::memcmp(ranks[0]->secret(), expected.data(), kSecretBytes), 0);
+}
+
+TEST(BootstrapJoin, SingleRankNeedsNoRing) {
+  UniqueId id = startLoopbackRoot();
+  auto b = TcpBootstrap::join(id, 0, 1, kTimeoutSeconds, "");
+  ASSERT_TRUE(b.isOk()) << b.status().message();
+  int32_t value = 7;
+  EXPECT_TRUE((*b)->allGather(&value, sizeof(value)).isOk());
+  EXPECT_TRUE((*b)->barrier().isOk());
+}
+
+TEST(BootstrapJoin, BadRankArgumentsAreRefusedBeforeAnyConnection) {
+  UniqueId id = startLoopbackRoot(1);
+  for (auto [rank, nranks] : {std::pair{0, 0}, {2, 2}, {-1, 3}, {0, wire::kMaxRanks + 1}}) {
+    auto b = TcpBootstrap::join(id, rank, nranks, kTimeoutSeconds, "");
+    ASSERT_FALSE(b.isOk());
+    EXPECT_EQ(b.status().code(), braidInvalidArgument) << b.status().message();
+  }
 }
 
 }  // namespace
