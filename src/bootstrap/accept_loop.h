@@ -9,8 +9,8 @@
 // of next(); the others are closed without a word (they learn nothing, not even why).
 //
 // Bounds: at most kMaxPending handshakes are in progress; past that the oldest is dropped
-// (a flood of strays then delays real ranks only until they retry, never forever). Every
-// frame is capped by wire::bodyLimits().
+// (a real rank caught in a flood of strays then fails with a clear error instead of
+// waiting behind them). Every frame is capped by wire::bodyLimits().
 #pragma once
 
 #include <deque>
