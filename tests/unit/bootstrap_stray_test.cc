@@ -215,6 +215,37 @@ TEST(BootstrapJoin, WhatLeavesTheBootstrapIsDerivedNeverTheSecret) {
   EXPECT_EQ(std::memcmp(ranks[0]->secret(), expected.data(), kSecretBytes), 0);
 }
 
+TEST(BootstrapJoin, RootReportsDisagreementsToTheRanksItAdmitted) {
+  // Genuine ranks that disagree (a misconfigured job) get the root's authenticated error,
+  // not a hang: a duplicate rank, then a different nranks.
+  struct Case {
+    int rank[2];
+    int nranks[2];
+    std::string expected;
+  };
+  for (const Case& c : {Case{{0, 0}, {2, 2}, "two processes joined as rank 0"},
+                        Case{{0, 1}, {2, 3}, "ranks disagree on nranks"}}) {
+    UniqueId id = startLoopbackRoot();
+    Status results[2];
+    std::thread second([&] {
+      auto b = TcpBootstrap::join(id, c.rank[1], c.nranks[1], kTimeoutSeconds, "");
+      results[1] = b.isOk() ? Status::ok() : b.status();
+    });
+    auto b = TcpBootstrap::join(id, c.rank[0], c.nranks[0], kTimeoutSeconds, "");
+    results[0] = b.isOk() ? Status::ok() : b.status();
+    second.join();
+    int told = 0;
+    for (const Status& s : results) {
+      EXPECT_FALSE(s.isOk()) << c.expected;
+      if (s.code() == braidInvalidArgument && s.message().find(c.expected) != std::string::npos) {
+        ++told;
+      }
+    }
+    EXPECT_GE(told, 1) << c.expected << ": " << results[0].message() << " / "
+                       << results[1].message();
+  }
+}
+
 TEST(BootstrapJoin, SingleRankNeedsNoRing) {
   UniqueId id = startLoopbackRoot();
   auto b = TcpBootstrap::join(id, 0, 1, kTimeoutSeconds, "");
