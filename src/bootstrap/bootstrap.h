@@ -24,7 +24,9 @@ class Bootstrap {
   /// ranks; transports use it to name shared resources.
   virtual const std::string& commTag() const = 0;
 
-  /// The 16-byte secret of this communicator; connections between ranks prove it.
+  /// A 16-byte key of this communicator that connections between ranks prove. It is
+  /// derived from the unique id's secret, never equal to it, so a transport that sends
+  /// it in clear does not give away the right to join the bootstrap.
   virtual const uint8_t* secret() const = 0;
 
   /// In: this rank's `bytes` at data + rank * bytes. Out: every rank's.

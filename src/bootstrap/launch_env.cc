@@ -1,8 +1,11 @@
+// Reading the launcher's environment (see launch_env.h for the variables of each launcher).
 #include "bootstrap/launch_env.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "bootstrap/sha256.h"
 
 namespace braid::bootstrap {
 namespace {
@@ -25,28 +28,29 @@ Status readInt(const char* name, int* out) {
   return Status::ok();
 }
 
-// 128 bits from a string: two differently seeded FNV-1a passes, then mixed.
+// 128 bits from a string (the first half of its SHA-256): every rank of the job derives
+// the same value. Guessable by whoever knows the job's identity; see launch_env.h.
 void deriveSecret(const std::string& text, uint8_t (&secret)[kSecretBytes]) {
-  for (int half = 0; half < 2; ++half) {
-    uint64_t h = 1469598103934665603ull ^ (0x9e3779b97f4a7c15ull * (half + 1));
-    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    std::memcpy(secret + 8 * half, &h, 8);
-  }
+  Digest d = sha256(text.data(), text.size());
+  std::memcpy(secret, d.data(), kSecretBytes);
 }
 
+int hexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Exactly 32 hex digits: no sign, space or prefix slips through.
 Status parseSecretHex(const char* hex, uint8_t (&secret)[kSecretBytes]) {
   if (std::strlen(hex) != 2 * kSecretBytes) {
     return invalidArgument("BRAID_SECRET must be 32 hex digits");
   }
   for (int i = 0; i < kSecretBytes; ++i) {
-    char byte[3] = {hex[2 * i], hex[2 * i + 1], 0};
-    char* end = nullptr;
-    long v = std::strtol(byte, &end, 16);
-    if (*end != '\0') return invalidArgument("BRAID_SECRET must be 32 hex digits");
-    secret[i] = static_cast<uint8_t>(v);
+    int high = hexDigit(hex[2 * i]), low = hexDigit(hex[2 * i + 1]);
+    if (high < 0 || low < 0) return invalidArgument("BRAID_SECRET must be 32 hex digits");
+    secret[i] = static_cast<uint8_t>(high << 4 | low);
   }
   return Status::ok();
 }

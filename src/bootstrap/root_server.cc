@@ -1,3 +1,4 @@
+// The root server: one AcceptLoop admitting ranks, then one MAC'd answer to each.
 #include "bootstrap/root_server.h"
 
 #include <cstdio>
@@ -6,13 +7,13 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/accept_loop.h"
+#include "bootstrap/handshake.h"
+#include "bootstrap/wire.h"
 #include "core/log.h"
 
 namespace braid::bootstrap {
 namespace {
-
-// How long one connecting client may take to say hello before it is dropped.
-constexpr double kHelloSeconds = 5;
 
 class RootServer {
  public:
@@ -23,38 +24,28 @@ class RootServer {
 
   void serve() {
     Status s = gather();
-    if (s.isOk()) {
-      reply(RootReply{});
-    } else {
-      BRAID_WARN("bootstrap root: %s", s.message().c_str());
-      RootReply r;
-      r.code = s.code();
-      std::snprintf(r.message, sizeof(r.message), "%s", s.message().c_str());
-      reply(r);
-    }
+    if (!s.isOk()) BRAID_WARN("bootstrap root: %s", s.message().c_str());
+    reply(s);
   }
 
  private:
-  // Accepts ranks until all have said hello, or fails.
+  // Admits ranks until all have proved the secret and said hello, or fails.
   Status gather() {
+    AcceptLoop loop(listener_.get(), secret_, kRootProtocol, "bootstrap root");
     while (nranks_ == 0 || joined_ < nranks_) {
-      BRAID_ASSIGN_OR_RETURN(Fd fd, transport::socket::acceptOne(listener_.get(), deadline_));
-      RootHello hello;
-      Deadline helloDeadline = Deadline::in(kHelloSeconds);
-      if (deadline_.at() < helloDeadline.at()) helloDeadline = deadline_;
-      if (!transport::socket::recvAll(fd.get(), &hello, sizeof(hello), helloDeadline).isOk() ||
-          hello.magic != RootHello::kMagic || !sameSecret(hello.secret, secret_)) {
-        BRAID_WARN("bootstrap root: rejected a connection that did not prove the secret");
-        continue;  // fd closes; the stray client learns nothing
+      BRAID_ASSIGN_OR_RETURN(Admitted conn, loop.next(deadline_));
+      Result<wire::RootHelloFields> hello = wire::parseRootHelloFields(conn.fields);
+      if (!hello.isOk()) {
+        // It knows the secret, so it is one of ours built differently: fail loudly.
+        return hello.status().withContext("a rank at " + conn.peer);
       }
-      BRAID_RETURN_IF_ERROR(admit(hello, std::move(fd)));
+      BRAID_RETURN_IF_ERROR(admit(*hello, std::move(conn)));
     }
     return Status::ok();
   }
 
-  Status admit(const RootHello& hello, Fd fd) {
+  Status admit(const wire::RootHelloFields& hello, Admitted conn) {
     if (nranks_ == 0) {
-      if (hello.nranks <= 0) return invalidArgument("a rank joined with nranks <= 0");
       nranks_ = hello.nranks;
       ranks_.resize(nranks_);
       table_.resize(nranks_);
@@ -64,28 +55,29 @@ class RootServer {
                              std::to_string(hello.nranks) + " (from rank " +
                              std::to_string(hello.rank) + ")");
     }
-    if (hello.rank < 0 || hello.rank >= nranks_) {
-      return invalidArgument("a rank joined as rank " + std::to_string(hello.rank) + " of " +
-                             std::to_string(nranks_));
+    if (ranks_[hello.rank].fd.valid()) {
+      return invalidArgument("two processes joined as rank " + std::to_string(hello.rank) + " (" +
+                             ranks_[hello.rank].peer + " and " + conn.peer + ")");
     }
-    if (ranks_[hello.rank].valid()) {
-      return invalidArgument("two processes joined as rank " + std::to_string(hello.rank));
-    }
-    ranks_[hello.rank] = std::move(fd);
+    ranks_[hello.rank] = std::move(conn);
     table_[hello.rank] = hello.listen;
     ++joined_;
     return Status::ok();
   }
 
-  void reply(const RootReply& r) {
-    for (auto& fd : ranks_) {
-      if (!fd.valid()) continue;
-      Status s = transport::socket::sendAll(fd.get(), &r, sizeof(r), deadline_);
-      if (s.isOk() && r.code == braidSuccess) {
-        s = transport::socket::sendAll(fd.get(), table_.data(), table_.size() * sizeof(WireAddr),
-                                       deadline_);
-      }
-      if (!s.isOk()) BRAID_WARN("bootstrap root: %s", s.message().c_str());
+  // Answers every admitted rank: the table on success, else the reason.
+  void reply(const Status& outcome) {
+    wire::RootReplyFields fields;
+    fields.code = outcome.code();
+    fields.message = outcome.message();
+    if (outcome.isOk()) fields.table = table_;
+    const wire::Bytes encoded = wire::encodeFields(fields);
+    for (Admitted& rank : ranks_) {
+      if (!rank.fd.valid()) continue;
+      wire::Bytes answer = makeAnswer(secret_, kRootProtocol, rank.transcript, encoded);
+      Status s = transport::socket::sendAll(rank.fd.get(), answer.data(), answer.size(), deadline_);
+      if (!s.isOk())
+        BRAID_WARN("bootstrap root: answering %s: %s", rank.peer.c_str(), s.message().c_str());
     }
   }
 
@@ -94,7 +86,7 @@ class RootServer {
   Deadline deadline_;
   int nranks_ = 0;
   int joined_ = 0;
-  std::vector<Fd> ranks_;
+  std::vector<Admitted> ranks_;
   std::vector<WireAddr> table_;
 };
 

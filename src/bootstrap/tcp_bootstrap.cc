@@ -1,32 +1,34 @@
+// Joining the root and connecting the ring (see tcp_bootstrap.h).
 #include "bootstrap/tcp_bootstrap.h"
 
 #include <cstring>
+#include <thread>
 #include <vector>
 
-#include "bootstrap/root_server.h"
+#include "bootstrap/accept_loop.h"
+#include "bootstrap/initiator.h"
+#include "bootstrap/wire.h"
 #include "core/log.h"
 
 namespace braid::bootstrap {
-namespace {
-
-struct RingHello {
-  static constexpr uint32_t kMagic = 0x474e4952;  // "RING"
-  uint32_t magic = kMagic;
-  uint8_t secret[kSecretBytes] = {};
-  int32_t rank = -1;
-};
-
-// How long a connecting neighbour may take to say hello before it is dropped.
-constexpr double kHelloSeconds = 5;
-
-}  // namespace
 
 Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::join(const UniqueId& id, int rank, int nranks,
                                                          double timeoutSeconds,
                                                          const std::string& tagPrefix) {
+  if (nranks < 1 || nranks > wire::kMaxRanks || rank < 0 || rank >= nranks) {
+    return invalidArgument("bootstrap: rank " + std::to_string(rank) + " of " +
+                           std::to_string(nranks) + " (the TCP bootstrap takes 1.." +
+                           std::to_string(wire::kMaxRanks) + " ranks)");
+  }
   std::unique_ptr<TcpBootstrap> b(new TcpBootstrap(rank, nranks, timeoutSeconds));
   std::memcpy(b->secret_, id.secret, kSecretBytes);
-  b->tag_ = tagPrefix + toHex(id.secret, 4);
+  // What leaves the bootstrap is derived from the secret, never the secret itself: the tag
+  // names shared-memory segments anyone on the host can list, and transports send their
+  // key in their own hellos.
+  const Digest tag = deriveFromSecret(id.secret, "braid comm tag");
+  b->tag_ = tagPrefix + toHex(tag.data(), 4);
+  const Digest transportKey = deriveFromSecret(id.secret, "braid transport key");
+  std::memcpy(b->transportKey_, transportKey.data(), kSecretBytes);
   Deadline deadline = Deadline::in(timeoutSeconds);
 
   SockAddr rootAddr = id.root.toSockAddr();
@@ -37,55 +39,76 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::join(const UniqueId& id, int
   BRAID_ASSIGN_OR_RETURN(transport::socket::Listener listener,
                          transport::socket::listenOn(self, {}));
 
-  RootHello hello;
-  std::memcpy(hello.secret, id.secret, kSecretBytes);
-  hello.rank = rank;
-  hello.nranks = nranks;
-  hello.listen = WireAddr::from(listener.address);
-  BRAID_RETURN_IF_ERROR(transport::socket::sendAll(root.get(), &hello, sizeof(hello), deadline));
-  RootReply reply;
-  Status s = transport::socket::recvAll(root.get(), &reply, sizeof(reply), deadline);
-  if (!s.isOk()) {
-    return s.withContext("bootstrap: waiting for all " + std::to_string(nranks) +
-                         " ranks to reach the root at " + rootAddr.toString());
+  wire::RootHelloFields hello{
+      .rank = rank, .nranks = nranks, .listen = WireAddr::from(listener.address)};
+  Result<wire::Bytes> answer =
+      initiateHandshake(root.get(), id.secret, kRootProtocol, wire::encodeFields(hello), deadline,
+                        "the bootstrap root at " + rootAddr.toString());
+  if (!answer.isOk()) {
+    return answer.status().withContext("bootstrap: waiting for all " + std::to_string(nranks) +
+                                       " ranks to reach the root at " + rootAddr.toString());
   }
+  BRAID_ASSIGN_OR_RETURN(wire::RootReplyFields reply, wire::parseRootReplyFields(*answer, nranks));
   if (reply.code != braidSuccess) {
-    reply.message[sizeof(reply.message) - 1] = '\0';
-    return Status(static_cast<braidResult_t>(reply.code),
-                  std::string("bootstrap root: ") + reply.message);
+    return Status(static_cast<braidResult_t>(reply.code), "bootstrap root: " + reply.message);
   }
-  std::vector<WireAddr> table(nranks);
-  BRAID_RETURN_IF_ERROR(
-      transport::socket::recvAll(root.get(), table.data(), nranks * sizeof(WireAddr), deadline));
-  if (nranks > 1) BRAID_RETURN_IF_ERROR(b->connectRing(table, std::move(listener.fd)));
+  if (nranks > 1) BRAID_RETURN_IF_ERROR(b->connectRing(reply.table, std::move(listener.fd)));
   BRAID_TRACE("bootstrap: rank %d of %d joined, tag %s", rank, nranks, b->tag_.c_str());
   return b;
 }
 
 Status TcpBootstrap::connectRing(const std::vector<WireAddr>& table, Fd listener) {
   Deadline deadline = Deadline::in(timeoutSeconds_);
-  int next = (rank_ + 1) % nranks_;
-  int prev = (rank_ + nranks_ - 1) % nranks_;
-  // Connecting first is safe: the kernel completes it from the listen backlog.
-  BRAID_ASSIGN_OR_RETURN(next_,
-                         transport::socket::connectTo(table[next].toSockAddr(), {}, deadline));
-  RingHello hello;
-  std::memcpy(hello.secret, secret_, kSecretBytes);
-  hello.rank = rank_;
-  BRAID_RETURN_IF_ERROR(transport::socket::sendAll(next_.get(), &hello, sizeof(hello), deadline));
+  const int next = (rank_ + 1) % nranks_;
+  const int prev = (rank_ + nranks_ - 1) % nranks_;
+  // Every rank connects to its next while accepting from its previous. The connecting
+  // handshake waits for the next rank's accept loop, so the two halves must run at the
+  // same time (one after the other would deadlock around the ring): the outgoing one on
+  // a helper thread, joined before returning.
+  Result<Fd> outgoing = internalError("bootstrap: the ring connector did not run");
+  std::thread connector([&] { outgoing = connectNext(table[next], next, deadline); });
+  Status incoming = acceptPrev(listener.get(), prev, deadline);
+  connector.join();
+  BRAID_RETURN_IF_ERROR(incoming);
+  if (!outgoing.isOk()) return outgoing.status();
+  next_ = std::move(*outgoing);
+  return Status::ok();
+}
 
+Result<Fd> TcpBootstrap::connectNext(const WireAddr& address, int next,
+                                     const Deadline& deadline) const {
+  const std::string peer =
+      "rank " + std::to_string(next) + " at " + address.toSockAddr().toString();
+  BRAID_ASSIGN_OR_RETURN(Fd fd, transport::socket::connectTo(address.toSockAddr(), {}, deadline));
+  Result<wire::Bytes> proof =
+      initiateHandshake(fd.get(), secret_, kRingProtocol,
+                        wire::encodeFields(wire::RingHelloFields{.rank = rank_}), deadline, peer);
+  if (!proof.isOk()) return proof.status().withContext("bootstrap ring");
+  if (!proof->empty())
+    return Status(braidRemoteError, "bootstrap ring: " + peer + " sent a proof with extra fields");
+  return fd;
+}
+
+Status TcpBootstrap::acceptPrev(int listener, int prev, const Deadline& deadline) {
+  AcceptLoop loop(listener, secret_, kRingProtocol,
+                  "bootstrap rank " + std::to_string(rank_) + " (ring)");
   while (!prev_.valid()) {
-    BRAID_ASSIGN_OR_RETURN(Fd fd, transport::socket::acceptOne(listener.get(), deadline));
-    RingHello theirs;
-    Deadline helloDeadline = Deadline::in(kHelloSeconds);
-    if (deadline.at() < helloDeadline.at()) helloDeadline = deadline;
-    if (transport::socket::recvAll(fd.get(), &theirs, sizeof(theirs), helloDeadline).isOk() &&
-        theirs.magic == RingHello::kMagic && sameSecret(theirs.secret, secret_) &&
-        theirs.rank == prev) {
-      prev_ = std::move(fd);
-    } else {
-      BRAID_WARN("bootstrap: rejected a connection that did not prove the secret");
+    Result<Admitted> conn = loop.next(deadline);
+    if (!conn.isOk()) {
+      return Status(conn.status().code(),
+                    "waiting for rank " + std::to_string(prev) + ": " + conn.status().message(),
+                    prev);
     }
+    Result<wire::RingHelloFields> hello = wire::parseRingHelloFields(conn->fields);
+    if (!hello.isOk() || hello->rank != prev) {
+      BRAID_WARN("bootstrap: rank %d expected rank %d on its ring listener, %s came", rank_, prev,
+                 conn->peer.c_str());
+      continue;
+    }
+    wire::Bytes proof = makeAnswer(secret_, kRingProtocol, conn->transcript, {});
+    BRAID_RETURN_IF_ERROR(
+        transport::socket::sendAll(conn->fd.get(), proof.data(), proof.size(), deadline));
+    prev_ = std::move(conn->fd);
   }
   return Status::ok();
 }

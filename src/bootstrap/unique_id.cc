@@ -3,6 +3,7 @@
 #include <sys/random.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 namespace braid::bootstrap {
@@ -21,6 +22,19 @@ SockAddr WireAddr::toSockAddr() const {
   return a;
 }
 
+Status WireAddr::validate() const {
+  sa_family_t family;
+  static_assert(sizeof(bytes) >= sizeof(sockaddr_in6));
+  std::memcpy(&family, bytes + offsetof(sockaddr, sa_family), sizeof(family));
+  if ((family == AF_INET && length == sizeof(sockaddr_in)) ||
+      (family == AF_INET6 && length == sizeof(sockaddr_in6))) {
+    return Status::ok();
+  }
+  return Status(braidRemoteError, "bootstrap: address of family " + std::to_string(family) +
+                                      " and length " + std::to_string(length) +
+                                      " is not IPv4 or IPv6");
+}
+
 void UniqueId::writeTo(braidUniqueId* out) const {
   std::memset(out->internal, 0, sizeof(out->internal));
   std::memcpy(out->internal, this, sizeof(*this));
@@ -36,27 +50,18 @@ Result<UniqueId> UniqueId::readFrom(const braidUniqueId& id) {
     return invalidArgument("commId comes from braid version " + std::to_string(u.version) +
                            ", this library is " + std::to_string(BRAID_VERSION_CODE));
   }
-  sa_family_t family = u.root.toSockAddr().storage.ss_family;
-  if (u.root.length == 0 || (family != AF_INET && family != AF_INET6)) {
-    return invalidArgument("commId holds no valid root address");
-  }
+  if (!u.root.validate().isOk()) return invalidArgument("commId holds no valid root address");
   return u;
 }
 
-Status randomSecret(uint8_t (&secret)[kSecretBytes]) {
+Status randomBytes(uint8_t* out, size_t n) {
   size_t got = 0;
-  while (got < kSecretBytes) {
-    ssize_t n = ::getrandom(secret + got, kSecretBytes - got, 0);
-    if (n < 0 && errno != EINTR) return systemError("getrandom", errno);
-    if (n > 0) got += n;
+  while (got < n) {
+    ssize_t k = ::getrandom(out + got, n - got, 0);
+    if (k < 0 && errno != EINTR) return systemError("getrandom", errno);
+    if (k > 0) got += k;
   }
   return Status::ok();
-}
-
-bool sameSecret(const uint8_t* a, const uint8_t* b) {
-  uint8_t diff = 0;
-  for (int i = 0; i < kSecretBytes; ++i) diff |= a[i] ^ b[i];
-  return diff == 0;
 }
 
 std::string toHex(const uint8_t* bytes, size_t n) {

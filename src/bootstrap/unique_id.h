@@ -22,6 +22,9 @@ struct WireAddr {
 
   static WireAddr from(const SockAddr& address);
   SockAddr toSockAddr() const;
+  /// Ok for an IPv4 or IPv6 address whose length matches its family; anything else
+  /// (from the wire or from a user's id) is refused before it reaches connect().
+  Status validate() const;
 };
 
 struct UniqueId {
@@ -37,10 +40,12 @@ struct UniqueId {
 };
 static_assert(sizeof(UniqueId) <= sizeof(braidUniqueId));
 
+/// n random bytes from the kernel (getrandom): secrets and handshake nonces.
+Status randomBytes(uint8_t* out, size_t n);
 /// 16 random bytes from the kernel.
-Status randomSecret(uint8_t (&secret)[kSecretBytes]);
-/// Compares secrets in time independent of where they differ.
-bool sameSecret(const uint8_t* a, const uint8_t* b);
+inline Status randomSecret(uint8_t (&secret)[kSecretBytes]) {
+  return randomBytes(secret, kSecretBytes);
+}
 /// Lower-case hex of `bytes`.
 std::string toHex(const uint8_t* bytes, size_t n);
 

@@ -32,7 +32,11 @@ Expected reduceIntegers(braidDataType_t type, braidRedOp_t op, int nranks, const
       case braidSum:
       case braidAvg:
         acc += v;  // modulo 2^64, then masked: the wraparound of the element type
-        exactSum += isSignedType ? signExtend(type, v) : static_cast<int64_t>(v);
+        // Wrapping, not signed, addition: sums of large int64 patterns overflow (UB, which
+        // UBSan reports); only avg reads exactSum, and its patterns never overflow.
+        exactSum = static_cast<int64_t>(
+            static_cast<uint64_t>(exactSum) +
+            static_cast<uint64_t>(isSignedType ? signExtend(type, v) : static_cast<int64_t>(v)));
         break;
       case braidProd:
         acc *= v;

@@ -1,0 +1,8 @@
+# The fuzz targets: one line each. braid_fuzz_target(<name> <library sources...>) builds
+# tests/fuzz/<name>_fuzz.cc against the listed sources (paths from the repository root;
+# sources listed by several targets are compiled once) and registers the ctest fuzz_<name>,
+# which runs it from the seed corpus tests/fuzz/corpus/<name>/ (if any) for
+# BRAID_FUZZ_SECONDS. Targets must reach only pure code: no sockets, threads or files.
+braid_fuzz_target(bootstrap_frames src/bootstrap/wire.cc src/bootstrap/handshake.cc
+                  src/bootstrap/sha256.cc src/bootstrap/unique_id.cc src/core/status.cc)
+braid_fuzz_target(unique_id src/bootstrap/unique_id.cc src/core/status.cc)
