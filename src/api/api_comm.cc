@@ -13,6 +13,7 @@
 #include "bootstrap/root_server.h"
 #include "comm/shrink.h"
 #include "core/config.h"
+#include "core/log.h"
 
 using braid::Comm;
 using braid::Result;
@@ -129,14 +130,22 @@ braidResult_t braidCommInitFromEnv(braidComm_t* comm) {
     id.root = bootstrap::WireAddr::from(root);
     if (launch->rank == 0) {
       BRAID_ASSIGN_OR_RETURN(braid::Config config, braid::Config::fromEnv());
-      // Rank 0 hosts the root; listen on every interface so any route to it works.
+      // Rank 0 hosts the root: on the socket braidrun bound for it (no other program can
+      // take the port in between), else listening on every interface.
       bootstrap::SockAddr any = root;
       if (any.storage.ss_family == AF_INET) {
         reinterpret_cast<sockaddr_in*>(&any.storage)->sin_addr.s_addr = htonl(INADDR_ANY);
       } else {
         reinterpret_cast<sockaddr_in6*>(&any.storage)->sin6_addr = in6addr_any;
       }
-      Status s = bootstrap::startRootServer(any, id.secret, config.timeoutSeconds, nullptr);
+      Status s = braid::internalError("no inherited root socket");
+      if (launch->rootListenFd >= 0) {
+        s = bootstrap::startRootServerOn(launch->rootListenFd, launch->rootPort, id.secret,
+                                         config.timeoutSeconds);
+        ::unsetenv("BRAID_ROOT_FD");  // used once: a later init binds the port itself
+        if (!s.isOk()) BRAID_WARN("%s; binding the root's port instead", s.message().c_str());
+      }
+      if (!s.isOk()) s = bootstrap::startRootServer(any, id.secret, config.timeoutSeconds, nullptr);
       if (!s.isOk()) {
         return s.withContext("braidCommInitFromEnv: rank 0 cannot host the bootstrap root at " +
                              root.toString() + " (" + launch->launcher + ")");

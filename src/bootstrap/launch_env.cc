@@ -104,6 +104,9 @@ Result<LaunchInfo> launchInfoFromEnv() {
     const char* root = env("BRAID_ROOT");
     if (root == nullptr) return invalidArgument("BRAID_RANK is set but BRAID_ROOT is not");
     BRAID_RETURN_IF_ERROR(splitHostPort(root, "BRAID_ROOT", &info.rootHost, &info.rootPort));
+    if (env("BRAID_ROOT_FD") != nullptr) {
+      BRAID_RETURN_IF_ERROR(readInt("BRAID_ROOT_FD", &info.rootListenFd));
+    }
     jobId = std::string("braidrun:") + root;
   } else if (env("RANK") != nullptr && env("WORLD_SIZE") != nullptr) {
     info.launcher = "torchrun";

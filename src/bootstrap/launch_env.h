@@ -28,6 +28,9 @@ struct LaunchInfo {
   int rootPort = 0;
   uint8_t secret[kSecretBytes] = {};
   std::string tagPrefix;  // BRAID_JOB_TAG: names this job's shared-memory segments
+  /// BRAID_ROOT_FD (braidrun, rank 0 only): a socket already listening on the root's
+  /// port, inherited from the launcher so no other program can take the port first.
+  int rootListenFd = -1;
 };
 
 /// The launch description of this process, or an error naming what is missing.

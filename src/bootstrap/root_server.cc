@@ -1,6 +1,9 @@
 // The root server: one AcceptLoop admitting ranks, then one MAC'd answer to each.
 #include "bootstrap/root_server.h"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -92,17 +95,48 @@ class RootServer {
 
 }  // namespace
 
+namespace {
+
+void serveInBackground(transport::socket::Fd listener, const uint8_t (&secret)[kSecretBytes],
+                       double timeoutSeconds) {
+  // Detached: the server owns everything it uses and ends by itself, on
+  // success or at its deadline, so no handle to it is needed.
+  std::thread([server = std::make_shared<RootServer>(std::move(listener), secret, timeoutSeconds)] {
+    server->serve();
+  }).detach();
+}
+
+}  // namespace
+
 Status startRootServer(const SockAddr& address, const uint8_t (&secret)[kSecretBytes],
                        double timeoutSeconds, SockAddr* bound) {
   BRAID_ASSIGN_OR_RETURN(transport::socket::Listener listener,
                          transport::socket::listenOn(address, {}));
   if (bound != nullptr) *bound = listener.address;
-  // Detached: the server owns everything it uses and ends by itself, on
-  // success or at its deadline, so no handle to it is needed.
-  std::thread([server =
-                   std::make_shared<RootServer>(std::move(listener.fd), secret, timeoutSeconds)] {
-    server->serve();
-  }).detach();
+  serveInBackground(std::move(listener.fd), secret, timeoutSeconds);
+  return Status::ok();
+}
+
+Status startRootServerOn(int listenFd, int port, const uint8_t (&secret)[kSecretBytes],
+                         double timeoutSeconds) {
+  // Checked before taking the descriptor over: a stale BRAID_ROOT_FD may name
+  // some other file of this process, which must stay open.
+  const std::string what = "BRAID_ROOT_FD=" + std::to_string(listenFd);
+  int listening = 0;
+  socklen_t len = sizeof(listening);
+  if (::getsockopt(listenFd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) {
+    return invalidArgument(what + " is not a listening socket");
+  }
+  BRAID_ASSIGN_OR_RETURN(SockAddr local, transport::socket::localAddress(listenFd));
+  if (local.port() != port) {
+    return invalidArgument(what + " listens on " + local.toString() + ", not on port " +
+                           std::to_string(port) + " of BRAID_ROOT");
+  }
+  transport::socket::Fd fd(listenFd);
+  // The accept loop polls; an inherited socket may still be blocking.
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
+  ::fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
+  serveInBackground(std::move(fd), secret, timeoutSeconds);
   return Status::ok();
 }
 

@@ -23,6 +23,12 @@ namespace braid::bootstrap {
 Status startRootServer(const SockAddr& address, const uint8_t (&secret)[kSecretBytes],
                        double timeoutSeconds, SockAddr* bound);
 
+/// The same on `listenFd`, a socket already listening on the root's port, which the
+/// server takes over. Fails, leaving the descriptor alone, unless it is a listening
+/// socket on `port`.
+Status startRootServerOn(int listenFd, int port, const uint8_t (&secret)[kSecretBytes],
+                         double timeoutSeconds);
+
 }  // namespace braid::bootstrap
 
 namespace braid::bootstrap {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "bootstrap/root_server.h"
+#include "bootstrap/sha256.h"
 #include "comm/comm.h"
 #include "core/log.h"
 
@@ -100,7 +101,7 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
     Deadline helloDeadline = Deadline::in(kHelloSeconds);
     if (deadline.at() < helloDeadline.at()) helloDeadline = deadline;
     if (!sock::recvAll(fd->get(), &hello, sizeof(hello), helloDeadline).isOk() ||
-        hello.magic != ShrinkHello::kMagic || !bootstrap::sameSecret(hello.secret, secret)) {
+        hello.magic != ShrinkHello::kMagic || !bootstrap::constantTimeEqual(hello.secret, secret, bootstrap::kSecretBytes)) {
       BRAID_WARN("braidCommShrink: rejected a connection that did not prove the secret");
       continue;
     }

@@ -6,3 +6,4 @@
 braid_fuzz_target(bootstrap_frames src/bootstrap/wire.cc src/bootstrap/handshake.cc
                   src/bootstrap/sha256.cc src/bootstrap/unique_id.cc src/core/status.cc)
 braid_fuzz_target(unique_id src/bootstrap/unique_id.cc src/core/status.cc)
+braid_fuzz_target(topology_file topology/topo_file.cc topology/graph.cc src/core/status.cc)

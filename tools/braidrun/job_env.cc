@@ -46,9 +46,7 @@ std::string toHex(const unsigned char* bytes, size_t size) {
 
 // Binds port 0 on the loopback address so that the kernel picks an unused
 // port. The socket stays open until the caller has picked all its ports, so
-// that two picks cannot return the same one; closing it before the ranks start
-// leaves a small window in which another program could take the port, which
-// braid's bootstrap reports as a bind error rather than hanging.
+// that two picks cannot return the same one.
 bool bindFreePort(const std::string& address, UniqueFd* socketFd, int* port, std::string* error) {
   socketFd->reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in addr{};
@@ -75,9 +73,21 @@ bool makeJobIdentity(JobIdentity* job, std::string* error) {
   job->tag = toHex(random, 4);
   job->secret = toHex(random + 4, 16);
 
-  UniqueFd rootSocket, masterSocket;
-  return bindFreePort(job->rootAddress, &rootSocket, &job->rootPort, error) &&
-         bindFreePort(job->rootAddress, &masterSocket, &job->masterPort, error);
+  // The root's socket listens from here on and rank 0 inherits it: closing it
+  // and letting rank 0 bind the port again would leave a window in which any
+  // program's outgoing connection could take the port (seen under parallel ctest).
+  // torch's MASTER_PORT is bound by torch itself, so that one is only picked.
+  job->rootListener = std::make_shared<UniqueFd>();
+  UniqueFd masterSocket;
+  if (!bindFreePort(job->rootAddress, job->rootListener.get(), &job->rootPort, error) ||
+      !bindFreePort(job->rootAddress, &masterSocket, &job->masterPort, error)) {
+    return false;
+  }
+  if (::listen(job->rootListener->get(), SOMAXCONN) != 0) {
+    *error = std::string("cannot listen for the bootstrap root: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
 }
 
 std::vector<std::string> rankEnvironment(const JobIdentity& job, int rank, int nranks,
@@ -98,6 +108,11 @@ std::vector<std::string> rankEnvironment(const JobIdentity& job, int rank, int n
         "WORLD_SIZE=" + n, "LOCAL_RANK=" + r, "LOCAL_WORLD_SIZE=" + n,
         "MASTER_ADDR=" + job.rootAddress, "MASTER_PORT=" + std::to_string(job.masterPort)}) {
     set(entry);
+  }
+  // Only rank 0 inherits the root's listening socket (see makeJobIdentity).
+  env.erase("BRAID_ROOT_FD");
+  if (rank == 0 && job.rootListener != nullptr && job.rootListener->valid()) {
+    set("BRAID_ROOT_FD=" + std::to_string(job.rootListener->get()));
   }
   for (const std::string& entry : extraEnv) set(entry);
 

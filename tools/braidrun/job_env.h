@@ -6,8 +6,11 @@
 // so that braidrun can remove what a crashed job left behind.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "braidrun/unique_fd.h"
 
 namespace braid::run {
 
@@ -16,6 +19,8 @@ struct JobIdentity {
   std::string secret;  // 32 hex chars: BRAID_SECRET
   std::string rootAddress = "127.0.0.1";
   int rootPort = 0;    // BRAID_ROOT's port: where braid's bootstrap root listens
+  /// Listening on rootPort from makeJobIdentity on; rank 0 inherits it (BRAID_ROOT_FD).
+  std::shared_ptr<UniqueFd> rootListener;
   int masterPort = 0;  // MASTER_PORT: a different port, for torch's own TCPStore
 };
 

@@ -111,6 +111,7 @@ void Launcher::spawnAll(const std::string& programPath) {
     request.argv = options_.command;
     request.env = rankEnvironment(job_, rank, options_.nranks, options_.extraEnv);
     request.inheritStdin = rank == 0 && stdinForRank0;
+    if (rank == 0 && job_.rootListener != nullptr) request.inheritFd = job_.rootListener->get();
     request.signals = &signals_;
     ChildOutput output;  // braidrun's copies of the write ends close at scope exit
     std::string error;
@@ -131,6 +132,9 @@ void Launcher::spawnAll(const std::string& programPath) {
       return;
     }
     ranks_[rank] = RankProcess{spawned.pid, true};
+    // Rank 0 owns the root's socket now; a copy left here would keep the port
+    // listening after rank 0 is done with it.
+    if (rank == 0 && job_.rootListener != nullptr) job_.rootListener->reset();
     // A Ctrl-C while 1024 ranks start should not wait for the last one.
     handleSignals();
   }

@@ -52,6 +52,7 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
     }
   }
   if (request.signals != nullptr) request.signals->restoreInChild();
+  if (request.inheritFd >= 0) ::fcntl(request.inheritFd, F_SETFD, 0);
   ::execve(request.programPath.c_str(), argv, envp);
   int err = errno;
   [[maybe_unused]] ssize_t n = ::write(errorPipe, &err, sizeof(err));

@@ -21,6 +21,7 @@ struct SpawnRequest {
   ChildOutput* output = nullptr;  // null: the rank writes straight to braidrun's stdout/stderr
   bool inheritStdin = false;      // false: the rank reads /dev/null
   const SignalPipe* signals = nullptr;  // whose saved dispositions the child restores
+  int inheritFd = -1;  // a close-on-exec descriptor the rank keeps across exec (-1: none)
 };
 
 struct SpawnResult {
