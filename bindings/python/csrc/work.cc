@@ -31,14 +31,14 @@ std::vector<at::Tensor> BraidWork::result() { return outputs_; }
 c10::intrusive_ptr<c10::ivalue::Future> BraidWork::getFuture() { return future_; }
 
 void BraidWork::complete(std::exception_ptr error) {
-  // The future first: DDP's callbacks chained on it run here, on the worker thread, and
-  // must see the outputs before a waiter on the Work is released.
+  // The Work first, then the future: whoever the future wakes (DDP's callbacks run right
+  // here, on the worker thread) then also sees is_completed() == true.
+  finish(error);
   if (error) {
     future_->setError(error);
   } else {
     future_->markCompleted(c10::IValue(outputs_));
   }
-  finish(error);
 }
 
 void Job::absorb(Job&& other) {
