@@ -17,9 +17,15 @@ from braid import _torch_backend
 BACKEND_NAME = "braid"
 BraidBackend = _torch_backend.BraidBackend
 
+# How this process's braid groups were created: "rendezvous" (a new communicator through the
+# group's Store) or "split" (braidCommSplit of a device-bound default group).
+groups_created = {"rendezvous": 0, "split": 0}
+
 
 def _create_backend(dist_options, _backend_options):
     """The factory torch.distributed calls (extended API) for every group using braid."""
+    split = isinstance(dist_options.split_from, BraidBackend)
+    groups_created["split" if split else "rendezvous"] += 1
     return _torch_backend.create_backend(
         dist_options.store,
         dist_options.group_rank,

@@ -77,14 +77,13 @@ c10::intrusive_ptr<BraidBackend> BraidBackend::create(const c10::intrusive_ptr<c
   braidComm_t comm = nullptr;
   braidResult_t rc = braidCommInitRank(&comm, size, id, rank);
   if (rc != braidSuccess) {
-    C10_THROW_ERROR(DistBackendError, "braid: braidCommInitRank failed on " +
-                                          describe(rank, size) + ": " + failure(rc, nullptr));
+    C10_THROW_ERROR(DistBackendError, "braid: braidCommInitRank failed on " + describe(rank, size) +
+                                          ": " + failure(rc, nullptr));
   }
   return c10::make_intrusive<BraidBackend>(comm, rank, size, timeout);
 }
 
-BraidBackend::BraidBackend(braidComm_t comm, int rank, int size,
-                           std::chrono::milliseconds timeout)
+BraidBackend::BraidBackend(braidComm_t comm, int rank, int size, std::chrono::milliseconds timeout)
     : c10d::Backend(rank, size),
       comm_(comm),
       timeout_(timeout),

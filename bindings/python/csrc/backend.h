@@ -23,8 +23,6 @@
 #define BRAID_BINDINGS_PYTHON_BACKEND_H_
 
 #include <braid.h>
-#include <torch/csrc/distributed/c10d/Backend.hpp>
-#include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -32,6 +30,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 #include "work.h"

@@ -87,8 +87,10 @@ std::vector<size_t> blockBytes(const at::Tensor& t, const std::vector<int64_t>& 
     sum += splits[i];
     bytes[i] = splits[i] * rowBytes;
   }
-  TORCH_CHECK(sum == rows, "braid: alltoall_base: ", what, " add up to ", sum, " rows, but the "
-              "tensor has ", rows);
+  TORCH_CHECK(sum == rows, "braid: alltoall_base: ", what, " add up to ", sum,
+              " rows, but the "
+              "tensor has ",
+              rows);
   return bytes;
 }
 
@@ -198,11 +200,14 @@ WorkPtr BraidBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
                                       const c10d::AllgatherOptions& /*opts*/) {
   checkHostTensor(input, "all_gather_into_tensor");
   checkHostTensor(output, "all_gather_into_tensor");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "braid: all_gather_into_tensor: "
-              "output dtype ", output.scalar_type(), " differs from input dtype ",
-              input.scalar_type());
-  TORCH_CHECK(output.numel() == input.numel() * getSize(), "braid: all_gather_into_tensor: "
-              "output has ", output.numel(), " elements, expected ", input.numel() * getSize(),
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
+              "braid: all_gather_into_tensor: "
+              "output dtype ",
+              output.scalar_type(), " differs from input dtype ", input.scalar_type());
+  TORCH_CHECK(output.numel() == input.numel() * getSize(),
+              "braid: all_gather_into_tensor: "
+              "output has ",
+              output.numel(), " elements, expected ", input.numel() * getSize(),
               " (input size times ", getSize(), " ranks)");
   Job job = named("all_gather_into_tensor");
   job.calls.push_back(allGatherBytes(input.contiguous(), writable(job, output)));
@@ -216,8 +221,8 @@ WorkPtr BraidBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& o
   Job batch = named("allgather_into_tensor_coalesced");
   for (size_t i = 0; i < inputs.size(); ++i) {
     TORCH_CHECK(outputs[i].numel() == inputs[i].numel() * getSize(),
-                "braid: allgather_into_tensor_coalesced: output ", i, " has ",
-                outputs[i].numel(), " elements, expected ", inputs[i].numel() * getSize());
+                "braid: allgather_into_tensor_coalesced: output ", i, " has ", outputs[i].numel(),
+                " elements, expected ", inputs[i].numel() * getSize());
     checkHostTensor(inputs[i], "allgather_into_tensor_coalesced");
     checkHostTensor(outputs[i], "allgather_into_tensor_coalesced");
     batch.calls.push_back(allGatherBytes(inputs[i].contiguous(), writable(batch, outputs[i])));
@@ -314,10 +319,14 @@ WorkPtr BraidBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input
                                            const c10d::ReduceScatterOptions& opts) {
   checkHostTensor(input, "reduce_scatter_tensor");
   checkHostTensor(output, "reduce_scatter_tensor");
-  TORCH_CHECK(input.scalar_type() == output.scalar_type(), "braid: reduce_scatter_tensor: input "
-              "dtype ", input.scalar_type(), " differs from output dtype ", output.scalar_type());
-  TORCH_CHECK(input.numel() == output.numel() * getSize(), "braid: reduce_scatter_tensor: input "
-              "has ", input.numel(), " elements, expected ", output.numel() * getSize(),
+  TORCH_CHECK(input.scalar_type() == output.scalar_type(),
+              "braid: reduce_scatter_tensor: input "
+              "dtype ",
+              input.scalar_type(), " differs from output dtype ", output.scalar_type());
+  TORCH_CHECK(input.numel() == output.numel() * getSize(),
+              "braid: reduce_scatter_tensor: input "
+              "has ",
+              input.numel(), " elements, expected ", output.numel() * getSize(),
               " (output size times ", getSize(), " ranks)");
   Job job = named("reduce_scatter_tensor");
   job.calls.push_back(reduceScatterCall(input.contiguous(), writable(job, output), opts.reduceOp,
@@ -348,13 +357,14 @@ WorkPtr BraidBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
                                     const c10d::AllToAllOptions& /*opts*/) {
   checkHostTensor(input, "all_to_all_single");
   checkHostTensor(output, "all_to_all_single");
-  TORCH_CHECK(input.scalar_type() == output.scalar_type(), "braid: all_to_all_single: input "
-              "dtype ", input.scalar_type(), " differs from output dtype ", output.scalar_type());
+  TORCH_CHECK(input.scalar_type() == output.scalar_type(),
+              "braid: all_to_all_single: input "
+              "dtype ",
+              input.scalar_type(), " differs from output dtype ", output.scalar_type());
   Job job = named("all_to_all_single");
-  job.calls.push_back(allToAllBytes(input.contiguous(),
-                                    blockBytes(input, inputSplits, getSize(), "input splits"),
-                                    writable(job, output),
-                                    blockBytes(output, outputSplits, getSize(), "output splits")));
+  job.calls.push_back(allToAllBytes(
+      input.contiguous(), blockBytes(input, inputSplits, getSize(), "input splits"),
+      writable(job, output), blockBytes(output, outputSplits, getSize(), "output splits")));
   return submit(OpType::ALLTOALL_BASE, std::move(job), {output});
 }
 

@@ -28,8 +28,8 @@ c10::intrusive_ptr<BraidBackend> createBackend(const c10::intrusive_ptr<c10d::St
   if (parent != nullptr) {
     auto child = parent->splitByColor(/*color=*/0, /*key=*/rank);
     TORCH_CHECK(child && child->getSize() == size && child->getRank() == rank,
-                "braid: splitting the parent group gave a group that does not match rank ",
-                rank, " of ", size);
+                "braid: splitting the parent group gave a group that does not match rank ", rank,
+                " of ", size);
     return child;
   }
   return BraidBackend::create(store, rank, size, timeout);

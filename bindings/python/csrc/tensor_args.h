@@ -10,12 +10,11 @@
 #ifndef BRAID_BINDINGS_PYTHON_TENSOR_ARGS_H_
 #define BRAID_BINDINGS_PYTHON_TENSOR_ARGS_H_
 
-#include <braid.h>
-#include <torch/csrc/distributed/c10d/Types.hpp>
-
 #include <ATen/ATen.h>
+#include <braid.h>
 
 #include <string>
+#include <torch/csrc/distributed/c10d/Types.hpp>
 #include <vector>
 
 namespace braid::torch_backend {
@@ -23,16 +22,26 @@ namespace braid::torch_backend {
 /// The braid element type for reducing `type`, or throws naming `api` and the dtype.
 inline braidDataType_t reductionType(at::ScalarType type, const char* api) {
   switch (type) {
-    case at::kChar: return braidInt8;
-    case at::kByte: return braidUint8;
-    case at::kInt: return braidInt32;
-    case at::kUInt32: return braidUint32;
-    case at::kLong: return braidInt64;
-    case at::kUInt64: return braidUint64;
-    case at::kHalf: return braidFloat16;
-    case at::kFloat: return braidFloat32;
-    case at::kDouble: return braidFloat64;
-    case at::kBFloat16: return braidBfloat16;
+    case at::kChar:
+      return braidInt8;
+    case at::kByte:
+      return braidUint8;
+    case at::kInt:
+      return braidInt32;
+    case at::kUInt32:
+      return braidUint32;
+    case at::kLong:
+      return braidInt64;
+    case at::kUInt64:
+      return braidUint64;
+    case at::kHalf:
+      return braidFloat16;
+    case at::kFloat:
+      return braidFloat32;
+    case at::kDouble:
+      return braidFloat64;
+    case at::kBFloat16:
+      return braidBfloat16;
     default:
       TORCH_CHECK(false, "braid: ", api, " cannot reduce tensors of dtype ", type,
                   "; braid reduces int8, uint8, int32, uint32, int64, uint64, float16, "
@@ -43,14 +52,18 @@ inline braidDataType_t reductionType(at::ScalarType type, const char* api) {
 /// The braid operator for `op`, or throws naming `api` and the operator.
 inline braidRedOp_t reductionOp(const c10d::ReduceOp& op, const char* api) {
   switch (op.op_) {
-    case c10d::ReduceOp::SUM: return braidSum;
-    case c10d::ReduceOp::AVG: return braidAvg;
-    case c10d::ReduceOp::PRODUCT: return braidProd;
-    case c10d::ReduceOp::MIN: return braidMin;
-    case c10d::ReduceOp::MAX: return braidMax;
+    case c10d::ReduceOp::SUM:
+      return braidSum;
+    case c10d::ReduceOp::AVG:
+      return braidAvg;
+    case c10d::ReduceOp::PRODUCT:
+      return braidProd;
+    case c10d::ReduceOp::MIN:
+      return braidMin;
+    case c10d::ReduceOp::MAX:
+      return braidMax;
     default:
-      TORCH_CHECK(false, "braid: ", api, " does not support ReduceOp ",
-                  static_cast<int>(op.op_),
+      TORCH_CHECK(false, "braid: ", api, " does not support ReduceOp ", static_cast<int>(op.op_),
                   " (braid reduces with SUM, AVG, PRODUCT, MIN and MAX; BAND, BOR, BXOR and "
                   "PREMUL_SUM are not available)");
   }
@@ -74,8 +87,7 @@ inline void checkSameShape(const std::vector<at::Tensor>& list, const at::Tensor
   for (size_t i = 0; i < list.size(); ++i) {
     checkHostTensor(list[i], api);
     TORCH_CHECK(list[i].scalar_type() == like.scalar_type(), "braid: ", api, ": ", what, "[", i,
-                "] has dtype ", list[i].scalar_type(), " but the input has ",
-                like.scalar_type());
+                "] has dtype ", list[i].scalar_type(), " but the input has ", like.scalar_type());
     TORCH_CHECK(list[i].numel() == like.numel(), "braid: ", api, ": ", what, "[", i, "] has ",
                 list[i].numel(), " elements but the input has ", like.numel());
   }

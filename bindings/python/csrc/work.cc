@@ -11,8 +11,9 @@ BraidWork::BraidWork(int rank, c10d::OpType type, std::string description,
     : c10d::Work(rank, type),
       description_(std::move(description)),
       outputs_(std::move(outputs)),
-      future_(c10::make_intrusive<c10::ivalue::Future>(
-          c10::ListType::create(c10::TensorType::get()))) {}
+      future_(
+          c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
+}
 
 bool BraidWork::wait(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -53,9 +54,8 @@ void Job::absorb(Job&& other) {
   for (auto& w : other.works) works.push_back(std::move(w));
 }
 
-JobQueue::JobQueue(std::function<void(Job&)> run) : run_(std::move(run)), thread_([this] {
-  loop();
-}) {}
+JobQueue::JobQueue(std::function<void(Job&)> run)
+    : run_(std::move(run)), thread_([this] { loop(); }) {}
 
 JobQueue::~JobQueue() {
   {

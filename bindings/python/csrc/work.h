@@ -19,7 +19,6 @@
 #define BRAID_BINDINGS_PYTHON_WORK_H_
 
 #include <braid.h>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <condition_variable>
 #include <deque>
@@ -27,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
 namespace braid::torch_backend {
@@ -55,12 +55,12 @@ using BraidCall = std::function<braidResult_t(braidComm_t)>;
 
 /// What one c10d operation (or one coalesced batch of them) asks the worker to do.
 struct Job {
-  std::string name;                         // c10d name of the operation, e.g. "allreduce"
-  std::vector<BraidCall> calls;             // fused in one braid group when more than one
-  std::vector<std::function<void()>> before;  // staging copies into flat buffers
-  std::vector<std::function<void()>> after;   // copies from staging buffers to outputs
+  std::string name;                                  // c10d name of the operation, e.g. "allreduce"
+  std::vector<BraidCall> calls;                      // fused in one braid group when more than one
+  std::vector<std::function<void()>> before;         // staging copies into flat buffers
+  std::vector<std::function<void()>> after;          // copies from staging buffers to outputs
   std::vector<c10::intrusive_ptr<BraidWork>> works;  // completed when the Job finishes
-  bool pointToPoint = false;                // consecutive p2p Jobs are fused by the worker
+  bool pointToPoint = false;                         // consecutive p2p Jobs are fused by the worker
 
   /// Appends `other` to this Job (coalescing): its calls, staging and works.
   void absorb(Job&& other);

@@ -22,13 +22,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _entry(rank, world_size, port, backend, timeout_s, fn, args):
+def _entry(rank, world_size, port, backend, timeout_s, device_id, fn, args):
     import braid.torch  # noqa: F401  registers the backend in this rank
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.manual_seed(1234 + rank)
     dist.init_process_group(
-        backend, rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s)
+        backend,
+        rank=rank,
+        world_size=world_size,
+        timeout=timedelta(seconds=timeout_s),
+        device_id=device_id,
     )
     try:
         fn(rank, world_size, *args)
@@ -36,11 +40,12 @@ def _entry(rank, world_size, port, backend, timeout_s, fn, args):
         dist.destroy_process_group()
 
 
-def run_ranks(world_size, fn, *args, backend="braid", timeout_s=120):
-    """Runs fn(rank, world_size, *args) on `world_size` forked ranks; raises if any fails."""
+def run_ranks(world_size, fn, *args, backend="braid", timeout_s=120, device_id=None):
+    """Runs fn(rank, world_size, *args) on `world_size` forked ranks; raises if any fails.
+    device_id binds the default group to a device (init_process_group's argument)."""
     mp.start_processes(
         _entry,
-        args=(world_size, free_port(), backend, timeout_s, fn, args),
+        args=(world_size, free_port(), backend, timeout_s, device_id, fn, args),
         nprocs=world_size,
         join=True,
         start_method="fork",

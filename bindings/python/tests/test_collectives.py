@@ -255,3 +255,20 @@ def all_cases(rank, world):
 @pytest.mark.parametrize("world", [2, 3, 4])
 def test_collectives_match_gloo(world):
     run_ranks(world, all_cases)
+
+
+def split_new_group(rank, world):
+    import braid.torch
+
+    members = [0, 2]
+    group = dist.new_group(members)  # every rank takes part in the split; rank 1 as NOCOLOR
+    assert braid.torch.groups_created == {"rendezvous": 1, "split": 1 if rank in members else 0}
+    if rank in members:
+        t = torch.tensor([rank + 1.0])
+        dist.all_reduce(t, group=group)
+        assert t.item() == 4.0
+    dist.barrier()
+
+
+def test_new_group_splits_a_device_bound_default_group():
+    run_ranks(3, split_new_group, device_id=torch.device("cpu", 0))
