@@ -56,7 +56,10 @@ class BuildWithLibbraid(BuildExtension):
         soname = braid_soname(library_dir)
         for ext in self.extensions:
             target = Path(self.get_ext_fullpath(ext.name)).parent / soname
-            shutil.copyfile(library_dir / soname, target)  # follows the symlink chain
+            # Copy, then rename: processes that have the old copy mapped keep a valid file.
+            staging = target.with_name(target.name + ".tmp")
+            shutil.copyfile(library_dir / soname, staging)  # follows the symlink chain
+            os.replace(staging, target)
 
 
 INCLUDE_DIR = Path(os.environ.get("BRAID_INCLUDE_DIR", REPO / "include"))
