@@ -63,6 +63,18 @@ at::Tensor unpacked(Job& job, const std::vector<at::Tensor>& parts, const at::Te
   return flat;
 }
 
+// all_gather_into_tensor's contract: `whole` holds one `block`-sized part per rank.
+// reduce_scatter_tensor has the same one, with input and output swapped.
+void checkBlocks(const at::Tensor& whole, const at::Tensor& block, int size, const char* api) {
+  checkHostTensor(whole, api);
+  checkHostTensor(block, api);
+  TORCH_CHECK(whole.scalar_type() == block.scalar_type(), "braid: ", api, ": dtypes ",
+              whole.scalar_type(), " and ", block.scalar_type(), " differ");
+  TORCH_CHECK(whole.numel() == block.numel() * size, "braid: ", api, ": the larger tensor has ",
+              whole.numel(), " elements, expected ", block.numel() * size, " (", block.numel(),
+              " per rank times ", size, " ranks)");
+}
+
 void checkRoot(int64_t root, int size, const char* api) {
   TORCH_CHECK(root >= 0 && root < size, "braid: ", api, ": root rank ", root,
               " is out of range for a group of ", size);
@@ -198,17 +210,7 @@ WorkPtr BraidBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
 
 WorkPtr BraidBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
                                       const c10d::AllgatherOptions& /*opts*/) {
-  checkHostTensor(input, "all_gather_into_tensor");
-  checkHostTensor(output, "all_gather_into_tensor");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
-              "braid: all_gather_into_tensor: "
-              "output dtype ",
-              output.scalar_type(), " differs from input dtype ", input.scalar_type());
-  TORCH_CHECK(output.numel() == input.numel() * getSize(),
-              "braid: all_gather_into_tensor: "
-              "output has ",
-              output.numel(), " elements, expected ", input.numel() * getSize(),
-              " (input size times ", getSize(), " ranks)");
+  checkBlocks(output, input, getSize(), "all_gather_into_tensor");
   Job job = named("all_gather_into_tensor");
   job.calls.push_back(allGatherBytes(input.contiguous(), writable(job, output)));
   return submit(OpType::_ALLGATHER_BASE, std::move(job), {output});
@@ -216,18 +218,13 @@ WorkPtr BraidBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
 
 WorkPtr BraidBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                       std::vector<at::Tensor>& inputs,
-                                                      const c10d::AllgatherOptions& opts) {
+                                                      const c10d::AllgatherOptions& /*opts*/) {
   checkCount(outputs.size(), inputs.size(), "allgather_into_tensor_coalesced", "outputs");
   Job batch = named("allgather_into_tensor_coalesced");
   for (size_t i = 0; i < inputs.size(); ++i) {
-    TORCH_CHECK(outputs[i].numel() == inputs[i].numel() * getSize(),
-                "braid: allgather_into_tensor_coalesced: output ", i, " has ", outputs[i].numel(),
-                " elements, expected ", inputs[i].numel() * getSize());
-    checkHostTensor(inputs[i], "allgather_into_tensor_coalesced");
-    checkHostTensor(outputs[i], "allgather_into_tensor_coalesced");
+    checkBlocks(outputs[i], inputs[i], getSize(), "allgather_into_tensor_coalesced");
     batch.calls.push_back(allGatherBytes(inputs[i].contiguous(), writable(batch, outputs[i])));
   }
-  (void)opts;
   return submit(OpType::ALLGATHER_INTO_TENSOR_COALESCED, std::move(batch), outputs);
 }
 
@@ -317,17 +314,7 @@ WorkPtr BraidBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
 
 WorkPtr BraidBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                            const c10d::ReduceScatterOptions& opts) {
-  checkHostTensor(input, "reduce_scatter_tensor");
-  checkHostTensor(output, "reduce_scatter_tensor");
-  TORCH_CHECK(input.scalar_type() == output.scalar_type(),
-              "braid: reduce_scatter_tensor: input "
-              "dtype ",
-              input.scalar_type(), " differs from output dtype ", output.scalar_type());
-  TORCH_CHECK(input.numel() == output.numel() * getSize(),
-              "braid: reduce_scatter_tensor: input "
-              "has ",
-              input.numel(), " elements, expected ", output.numel() * getSize(),
-              " (output size times ", getSize(), " ranks)");
+  checkBlocks(input, output, getSize(), "reduce_scatter_tensor");
   Job job = named("reduce_scatter_tensor");
   job.calls.push_back(reduceScatterCall(input.contiguous(), writable(job, output), opts.reduceOp,
                                         "reduce_scatter_tensor"));
@@ -340,11 +327,7 @@ WorkPtr BraidBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& o
   checkCount(outputs.size(), inputs.size(), "reduce_scatter_tensor_coalesced", "outputs");
   Job batch = named("reduce_scatter_tensor_coalesced");
   for (size_t i = 0; i < inputs.size(); ++i) {
-    checkHostTensor(inputs[i], "reduce_scatter_tensor_coalesced");
-    checkHostTensor(outputs[i], "reduce_scatter_tensor_coalesced");
-    TORCH_CHECK(inputs[i].numel() == outputs[i].numel() * getSize(),
-                "braid: reduce_scatter_tensor_coalesced: input ", i, " has ", inputs[i].numel(),
-                " elements, expected ", outputs[i].numel() * getSize());
+    checkBlocks(inputs[i], outputs[i], getSize(), "reduce_scatter_tensor_coalesced");
     batch.calls.push_back(reduceScatterCall(inputs[i].contiguous(), writable(batch, outputs[i]),
                                             opts.reduceOp, "reduce_scatter_tensor_coalesced"));
   }
