@@ -1,5 +1,8 @@
 """Failures surface as exceptions naming the rank, never as hangs.
 
+Timeouts here are short on purpose; what they bound is a wait for a peer that never comes,
+so load on the machine cannot make these tests fail, only the errors arrive later.
+
 A peer that dies mid-job, and a collective that a peer never joins, must both end in a
 DistBackendError on the surviving rank within the group's timeout (braid's deadline is
 set from it), with the surviving rank named in the message.
@@ -27,9 +30,13 @@ def missing_peer(rank, world):
     gloo = dist.new_group(backend="gloo", timeout=timedelta(seconds=60))
     t = torch.ones(8)
     if rank == 0:
-        # Rank 1 never joins this one: the 3-second group timeout must end it.
+        # Rank 1 never joins this one. wait() with its own, shorter timeout gives up first;
+        # then the 10-second group timeout (braid's deadline) fails the operation itself.
+        work = dist.all_reduce(t, async_op=True)
+        with pytest.raises(dist.DistBackendError, match="did not complete within 500 ms"):
+            work.wait(timeout=timedelta(milliseconds=500))
         with pytest.raises(dist.DistBackendError, match="rank 0 of 2") as err:
-            dist.all_reduce(t)
+            work.wait()
         assert "allreduce" in str(err.value)
     dist.barrier(group=gloo)  # rank 1 waits here for rank 0
 
@@ -49,7 +56,7 @@ def test_dead_peer_is_an_error_naming_the_rank():
 
 
 def test_collective_without_peer_times_out():
-    run_ranks(2, missing_peer, timeout_s=3)
+    run_ranks(2, missing_peer, timeout_s=10)
 
 
 def test_non_cpu_tensors_are_rejected():
