@@ -101,7 +101,8 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
     Deadline helloDeadline = Deadline::in(kHelloSeconds);
     if (deadline.at() < helloDeadline.at()) helloDeadline = deadline;
     if (!sock::recvAll(fd->get(), &hello, sizeof(hello), helloDeadline).isOk() ||
-        hello.magic != ShrinkHello::kMagic || !bootstrap::constantTimeEqual(hello.secret, secret, bootstrap::kSecretBytes)) {
+        hello.magic != ShrinkHello::kMagic ||
+        !bootstrap::constantTimeEqual(hello.secret, secret, bootstrap::kSecretBytes)) {
       BRAID_WARN("braidCommShrink: rejected a connection that did not prove the secret");
       continue;
     }

@@ -141,8 +141,8 @@ Status validate(const Op& op) {
     return bad(op, "sendbuff is NULL but this rank sends " + std::to_string(sendBytes) + " bytes");
   }
   if (recvBytes > 0 && op.recv == nullptr) {
-    return bad(op, "recvbuff is NULL but this rank receives " + std::to_string(recvBytes) +
-                       " bytes");
+    return bad(op,
+               "recvbuff is NULL but this rank receives " + std::to_string(recvBytes) + " bytes");
   }
   if (isDeviceMemory(op.send) || isDeviceMemory(op.recv)) {
     return invalidUsage(std::string(op.apiName) +

@@ -18,7 +18,7 @@ struct JobIdentity {
   std::string tag;     // 8 hex chars: BRAID_JOB_TAG, prefix of shm names
   std::string secret;  // 32 hex chars: BRAID_SECRET
   std::string rootAddress = "127.0.0.1";
-  int rootPort = 0;    // BRAID_ROOT's port: where braid's bootstrap root listens
+  int rootPort = 0;  // BRAID_ROOT's port: where braid's bootstrap root listens
   /// Listening on rootPort from makeJobIdentity on; rank 0 inherits it (BRAID_ROOT_FD).
   std::shared_ptr<UniqueFd> rootListener;
   int masterPort = 0;  // MASTER_PORT: a different port, for torch's own TCPStore
