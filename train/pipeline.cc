@@ -100,26 +100,30 @@ Status PipelineStep::backward(int m, StepTimes* times) {
   return Status();
 }
 
+Status PipelineStep::forwardAlone(int m, CrossEntropyResult* loss, StepTimes* times) {
+  std::vector<Transfer> ops;
+  receiveInput(m, &ops);
+  TRAIN_RETURN_IF_ERROR(communicate(ops, times));
+  TRAIN_RETURN_IF_ERROR(forward(m, true, loss, times));
+  ops.clear();
+  sendOutput(m, &ops);
+  return communicate(ops, times);
+}
+
+Status PipelineStep::backwardAlone(int m, StepTimes* times) {
+  std::vector<Transfer> ops;
+  receiveGrad(m, &ops);
+  TRAIN_RETURN_IF_ERROR(communicate(ops, times));
+  TRAIN_RETURN_IF_ERROR(backward(m, times));
+  ops.clear();
+  sendGrad(m, &ops);
+  return communicate(ops, times);
+}
+
 Status PipelineStep::runGpipe(CrossEntropyResult* loss, StepTimes* times) {
   const int count = static_cast<int>(micro_->size());
-  for (int m = 0; m < count; ++m) {
-    std::vector<Transfer> ops;
-    receiveInput(m, &ops);
-    TRAIN_RETURN_IF_ERROR(communicate(ops, times));
-    TRAIN_RETURN_IF_ERROR(forward(m, true, loss, times));
-    ops.clear();
-    sendOutput(m, &ops);
-    TRAIN_RETURN_IF_ERROR(communicate(ops, times));
-  }
-  for (int m = count - 1; m >= 0; --m) {
-    std::vector<Transfer> ops;
-    receiveGrad(m, &ops);
-    TRAIN_RETURN_IF_ERROR(communicate(ops, times));
-    TRAIN_RETURN_IF_ERROR(backward(m, times));
-    ops.clear();
-    sendGrad(m, &ops);
-    TRAIN_RETURN_IF_ERROR(communicate(ops, times));
-  }
+  for (int m = 0; m < count; ++m) TRAIN_RETURN_IF_ERROR(forwardAlone(m, loss, times));
+  for (int m = count - 1; m >= 0; --m) TRAIN_RETURN_IF_ERROR(backwardAlone(m, times));
   return Status();
 }
 
@@ -127,16 +131,8 @@ Status PipelineStep::runOneFOneB(CrossEntropyResult* loss, StepTimes* times) {
   const int count = static_cast<int>(micro_->size());
   const int warmup = std::min(ctx_.stages - ctx_.stage - 1, count);
   const int steady = count - warmup;
+  for (int m = 0; m < warmup; ++m) TRAIN_RETURN_IF_ERROR(forwardAlone(m, loss, times));
   std::vector<Transfer> ops;
-  for (int m = 0; m < warmup; ++m) {
-    ops.clear();
-    receiveInput(m, &ops);
-    TRAIN_RETURN_IF_ERROR(communicate(ops, times));
-    TRAIN_RETURN_IF_ERROR(forward(m, true, loss, times));
-    ops.clear();
-    sendOutput(m, &ops);
-    TRAIN_RETURN_IF_ERROR(communicate(ops, times));
-  }
   if (steady > 0) {
     ops.clear();
     receiveInput(warmup, &ops);
@@ -154,15 +150,7 @@ Status PipelineStep::runOneFOneB(CrossEntropyResult* loss, StepTimes* times) {
     if (i + 1 < steady) receiveInput(warmup + i + 1, &ops);
     TRAIN_RETURN_IF_ERROR(communicate(ops, times));
   }
-  for (int m = steady; m < count; ++m) {
-    ops.clear();
-    receiveGrad(m, &ops);
-    TRAIN_RETURN_IF_ERROR(communicate(ops, times));
-    TRAIN_RETURN_IF_ERROR(backward(m, times));
-    ops.clear();
-    sendGrad(m, &ops);
-    TRAIN_RETURN_IF_ERROR(communicate(ops, times));
-  }
+  for (int m = steady; m < count; ++m) TRAIN_RETURN_IF_ERROR(backwardAlone(m, times));
   return Status();
 }
 

@@ -85,6 +85,11 @@ class PipelineStep {
   Status communicate(const std::vector<Transfer>& ops, StepTimes* times);
   Status forward(int m, bool training, CrossEntropyResult* loss, StepTimes* times);
   Status backward(int m, StepTimes* times);
+  // One micro-batch's forward (receive input, compute, send output) or backward
+  // (receive gradient, compute, send gradient) with nothing overlapped: GPipe's
+  // every step, 1F1B's warm-up and cool-down.
+  Status forwardAlone(int m, CrossEntropyResult* loss, StepTimes* times);
+  Status backwardAlone(int m, StepTimes* times);
   Status runGpipe(CrossEntropyResult* loss, StepTimes* times);
   Status runOneFOneB(CrossEntropyResult* loss, StepTimes* times);
 

@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "braid-latency-floor: round trips must be a positive number\n");
     return 2;
   }
-  Lines* lines = mmap(NULL, sizeof(Lines), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                      -1, 0);
+  Lines* lines =
+      mmap(NULL, sizeof(Lines), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (lines == MAP_FAILED) {
     perror("braid-latency-floor: mmap");
     return 1;
