@@ -1,10 +1,11 @@
 // Double binary tree all-reduce, reduce and broadcast.
 //
 // Shape (see patterns.h): the root on top, two binary trees of the other n-1
-// ranks below it. The buffer is cut in two halves; half 0 flows through tree
-// 0 and half 1 through tree 1, so a rank that works as an interior node for
-// one half is a leaf for the other and the load stays balanced. All-reduce
-// uses rank 0 as the top.
+// ranks below it, labelled along the host-grouped chain order from the top
+// (rank_order.h), so that subtrees gather the ranks of one host. The buffer
+// is cut in two halves; half 0 flows through tree 0 and half 1 through tree 1,
+// so a rank that works as an interior node for one half is a leaf for the
+// other and the load stays balanced. All-reduce uses rank 0 as the top.
 //
 // Each half travels in chunks along a systolic timeline. With D the depth of
 // the deepest rank and d this rank's depth, chunk j is
@@ -30,6 +31,7 @@
 #include <algorithm>
 
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
 
 namespace braid::coll {
@@ -63,10 +65,11 @@ Schedule buildTreeAllReduce(const CollArgs& args) {
     return w.finish();
   }
   const size_t depth = doubleTreeDepth(args.nranks);
+  const RankOrder chain = RankOrder::chain(args, /*root=*/0);
   // Down-phase actions first, then up-phase ones, in every step (see the file comment).
   for (bool down : {true, false}) {
     for (int which = 0; which < kTrees; ++which) {
-      const TreeNode node = doubleTreeNode(args.rank, args.nranks, /*root=*/0, which);
+      const TreeNode node = doubleTreeNode(chain, args.rank, which);
       const Slice half = evenSlice(args.count, kTrees, which);
       const size_t d = node.depth;
       const bool top = node.parent < 0;
@@ -96,11 +99,12 @@ Schedule buildTreeAllReduce(const CollArgs& args) {
 Schedule buildTreeBroadcast(const CollArgs& args) {
   ScheduleWriter w(args, "tree");
   const Slice whole{0, args.count};
+  const RankOrder chain = RankOrder::chain(args, args.root);
   if (args.rank == args.root) {
     w.addCopy(0, w.span(BufferId::kRecv, whole), w.span(BufferId::kSend, whole));
   }
   for (int which = 0; which < kTrees; ++which) {
-    const TreeNode node = doubleTreeNode(args.rank, args.nranks, args.root, which);
+    const TreeNode node = doubleTreeNode(chain, args.rank, which);
     const Slice half = evenSlice(args.count, kTrees, which);
     const size_t d = node.depth;
     const bool top = node.parent < 0;
@@ -123,10 +127,11 @@ Schedule buildTreeReduce(const CollArgs& args) {
     return w.finish();
   }
   const size_t depth = doubleTreeDepth(args.nranks);
+  const RankOrder chain = RankOrder::chain(args, args.root);
   // Half 0 is the larger half, so its chunks bound every slot.
   const size_t slotElems = std::min(w.chunk(), evenSlice(args.count, kTrees, 0).count);
   for (int which = 0; which < kTrees; ++which) {
-    const TreeNode node = doubleTreeNode(args.rank, args.nranks, args.root, which);
+    const TreeNode node = doubleTreeNode(chain, args.rank, which);
     const Slice half = evenSlice(args.count, kTrees, which);
     const size_t d = node.depth;
     const bool top = node.parent < 0;

@@ -1,11 +1,14 @@
 // Ring all-gather: every block travels n-1 hops around the ring.
 //
-// Rank r first copies its input into block r of recv (skipped in place, where
-// send already is block r). In round k = 0..n-2 it sends block r-k to its
+// The ring runs in host-grouped order (rank_order.h); below, r is a rank's
+// position in it and block p is the block of the rank at position p.
+// Rank r first copies its input into its own block of recv (skipped in place,
+// where send already is that block). In round k = 0..n-2 it sends block r-k to its
 // successor (round 0 straight from send) and receives block r-k-1 from its
 // predecessor, which is the block it forwards in round k+1. Round k chunk c is
 // step k * C + c on every rank.
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
 
 namespace braid::coll {
@@ -13,12 +16,15 @@ namespace braid::coll {
 Schedule buildRingAllGather(const CollArgs& args) {
   ScheduleWriter w(args, "ring");
   const int n = args.nranks;
-  const int r = args.rank;
-  auto block = [&](long index) { return Slice{ringPeer(0, n, index) * args.count, args.count}; };
+  const RankOrder ring = RankOrder::ring(args);
+  const int r = ring.positionOf(args.rank);
+  auto block = [&](long position) {
+    return Slice{static_cast<size_t>(ring.rankAt(position)) * args.count, args.count};
+  };
   w.addCopy(0, w.span(BufferId::kRecv, block(r)), w.span(BufferId::kSend, Slice{0, args.count}));
 
-  const int next = ringNext(r, n);
-  const int prev = ringPrev(r, n);
+  const int next = ring.next(args.rank);
+  const int prev = ring.prev(args.rank);
   const size_t chunks = numChunks(args.count, w.chunk());
   for (int k = 0; k < n - 1; ++k) {
     // Round 0 sends this rank's own input; later rounds forward what arrived.

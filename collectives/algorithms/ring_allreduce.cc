@@ -1,5 +1,7 @@
 // Ring all-reduce: a reduce-scatter ring followed by an all-gather ring.
 //
+// The ring runs in host-grouped order (rank_order.h): with H > 1 hosts it
+// crosses a host boundary H times. Below, r is a rank's position in that order.
 // The buffer is cut into n nearly equal segments. Every rank sends to its ring
 // successor and receives from its predecessor.
 //   Reduce-scatter, rounds k = 0..n-2: rank r sends segment r-k (its own data
@@ -16,6 +18,7 @@
 // In place (send == recv) is safe: a segment is read from send only before
 // this rank first writes it.
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
 
 namespace braid::coll {
@@ -23,15 +26,16 @@ namespace braid::coll {
 Schedule buildRingAllReduce(const CollArgs& args) {
   ScheduleWriter w(args, "ring");
   const int n = args.nranks;
-  const int r = args.rank;
+  const RankOrder ring = RankOrder::ring(args);
+  const int r = ring.positionOf(args.rank);
   Slice whole{0, args.count};
   if (n == 1) {
     w.addCopy(0, w.span(BufferId::kRecv, whole), w.span(BufferId::kSend, whole));
     if (w.averages()) w.addDivide(1, w.span(BufferId::kRecv, whole));
     return w.finish();
   }
-  const int next = ringNext(r, n);
-  const int prev = ringPrev(r, n);
+  const int next = ring.next(args.rank);
+  const int prev = ring.prev(args.rank);
   auto segment = [&](long index) { return evenSlice(args.count, n, ringPeer(0, n, index)); };
   const size_t chunksPerRound = numChunks(segment(0).count, w.chunk());
 

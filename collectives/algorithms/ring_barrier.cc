@@ -6,6 +6,7 @@
 // Dissemination does the same in ceil(log2 n) rounds; this is the variant
 // that uses ring links only.
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
 
 namespace braid::coll {
@@ -14,9 +15,10 @@ Schedule buildRingBarrier(const CollArgs& args) {
   ScheduleWriter w(args, "ring");
   const int n = args.nranks;
   const Span empty{BufferId::kRecv, 0, 0};
+  const RankOrder ring = RankOrder::ring(args);  // host-grouped: H host crossings
   for (int k = 0; k < n - 1; ++k) {
-    w.addSend(k, ringNext(args.rank, n), empty);
-    w.addRecv(k, ringPrev(args.rank, n), empty);
+    w.addSend(k, ring.next(args.rank), empty);
+    w.addRecv(k, ring.prev(args.rank), empty);
   }
   return w.finish();
 }

@@ -1,10 +1,13 @@
-// Ring broadcast: a pipelined chain root -> root+1 -> ... -> root+n-1.
+// Ring broadcast: a pipelined chain from the root through every rank.
 //
+// The chain follows the host-grouped chain order from the root (rank_order.h),
+// so it crosses H - 1 host boundaries.
 // The rank at chain position d receives chunk j from its predecessor in step
 // j + d - 1 and forwards it to its successor in step j + d, so after the
 // pipeline fills every link carries one chunk per step. The root sends from
 // send and copies send to recv (skipped in place); the last rank only receives.
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
 
 namespace braid::coll {
@@ -13,7 +16,8 @@ Schedule buildRingBroadcast(const CollArgs& args) {
   ScheduleWriter w(args, "ring");
   const int n = args.nranks;
   const int r = args.rank;
-  const int position = ringPeer(r, n, -args.root);
+  const RankOrder chain = RankOrder::chain(args, args.root);
+  const int position = chain.positionOf(r);
   const bool isRoot = position == 0;
   const bool isLast = position == n - 1;
   const Slice whole{0, args.count};
@@ -22,10 +26,10 @@ Schedule buildRingBroadcast(const CollArgs& args) {
   const size_t chunks = numChunks(args.count, w.chunk());
   for (size_t j = 0; j < chunks; ++j) {
     Slice part = chunkOf(whole, w.chunk(), j);
-    if (!isRoot) w.addRecv(j + position - 1, ringPrev(r, n), w.span(BufferId::kRecv, part));
+    if (!isRoot) w.addRecv(j + position - 1, chain.prev(r), w.span(BufferId::kRecv, part));
     if (!isLast) {
       BufferId from = isRoot ? BufferId::kSend : BufferId::kRecv;
-      w.addSend(j + position, ringNext(r, n), w.span(from, part));
+      w.addSend(j + position, chain.next(r), w.span(from, part));
     }
   }
   return w.finish();

@@ -1,5 +1,7 @@
-// Ring gather: a chain root <- root+1 <- ... <- root+n-1, relaying blocks.
+// Ring gather: a chain towards the root through every rank, relaying blocks.
 //
+// The chain follows the host-grouped chain order from the root (rank_order.h),
+// so it crosses H - 1 host boundaries.
 // The rank at chain position d sends its own block to position d-1, then
 // relays, one block per round, the n-1-d blocks of the ranks behind it, in
 // chain order; the root drops each arriving block into its place in recv and
@@ -12,6 +14,7 @@
 #include <algorithm>
 
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
 
 namespace braid::coll {
@@ -20,7 +23,8 @@ Schedule buildRingGather(const CollArgs& args) {
   ScheduleWriter w(args, "ring");
   const int n = args.nranks;
   const int r = args.rank;
-  const int position = ringPeer(r, n, -args.root);
+  const RankOrder chain = RankOrder::chain(args, args.root);
+  const int position = chain.positionOf(r);
   const Slice mine{0, args.count};
   if (position == 0) {
     w.addCopy(0, w.span(BufferId::kRecv, Slice{r * args.count, args.count}),
@@ -39,17 +43,17 @@ Schedule buildRingGather(const CollArgs& args) {
       if (position > 0 && t <= n - 1 - position) {
         Span out = t == 0 ? w.span(BufferId::kSend, part)
                           : w.span(BufferId::kScratch, slot(t - 1, part.count));
-        w.addSend(step, ringPrev(r, n), out);
+        w.addSend(step, chain.prev(r), out);
       }
       if (t <= n - 2 - position) {
         Span in;
         if (position == 0) {
-          size_t owner = ringPeer(args.root, n, 1 + t);
+          size_t owner = chain.rankAt(1 + t);
           in = w.span(BufferId::kRecv, Slice{owner * args.count + part.offset, part.count});
         } else {
           in = w.span(BufferId::kScratch, slot(t, part.count));
         }
-        w.addRecv(step, ringNext(r, n), in);
+        w.addRecv(step, chain.next(r), in);
       }
     }
   }

@@ -1,5 +1,7 @@
-// Ring reduce: a pipelined chain root+n-1 -> ... -> root+1 -> root.
+// Ring reduce: a pipelined chain through every rank that ends at the root.
 //
+// The chain follows the host-grouped chain order from the root (rank_order.h),
+// so it crosses H - 1 host boundaries.
 // Let e be a rank's distance from the tail of the chain (the tail, position
 // n-1, has e = 0). The tail sends chunk j of its input in step j; a rank with
 // e >= 1 folds chunk j from its successor into its own input in step
@@ -10,6 +12,7 @@
 #include <algorithm>
 
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
 
 namespace braid::coll {
@@ -18,7 +21,8 @@ Schedule buildRingReduce(const CollArgs& args) {
   ScheduleWriter w(args, "ring");
   const int n = args.nranks;
   const int r = args.rank;
-  const int position = ringPeer(r, n, -args.root);
+  const RankOrder chain = RankOrder::chain(args, args.root);
+  const int position = chain.positionOf(r);
   const bool isRoot = position == 0;
   const size_t fromTail = n - 1 - position;
   const Slice whole{0, args.count};
@@ -36,18 +40,18 @@ Schedule buildRingReduce(const CollArgs& args) {
     Slice part = chunkOf(whole, w.chunk(), j);
     Span own = w.span(BufferId::kSend, part);
     if (fromTail == 0) {
-      w.addSend(j, ringPrev(r, n), own);
+      w.addSend(j, chain.prev(r), own);
       continue;
     }
     size_t foldStep = j + fromTail - 1;
     if (isRoot) {
       Span result = w.span(BufferId::kRecv, part);
-      int fold = w.addRecvReduce(foldStep, ringNext(r, n), result, own);
+      int fold = w.addRecvReduce(foldStep, chain.next(r), result, own);
       if (w.averages()) w.addDivide(foldStep, result, fold);
     } else {
       Span partial = w.span(BufferId::kScratch, slot(j, part.count));
-      w.addRecvReduce(foldStep, ringNext(r, n), partial, own);
-      w.addSend(foldStep + 1, ringPrev(r, n), partial);
+      w.addRecvReduce(foldStep, chain.next(r), partial, own);
+      w.addSend(foldStep + 1, chain.prev(r), partial);
     }
   }
   return w.finish();

@@ -1,5 +1,7 @@
-// Ring reduce-scatter: rank r ends with block r reduced over all ranks.
+// Ring reduce-scatter: every rank ends with its own block reduced over all ranks.
 //
+// The ring runs in host-grouped order (rank_order.h); below, r is a rank's
+// position in it and block p is the block of the rank at position p.
 // Round k = 0..n-2: rank r sends block r-k-1 to its successor (its own input
 // in round 0, afterwards the partial it reduced in round k-1) and folds block
 // r-k-2 from its predecessor into its own input for that block. The last
@@ -14,6 +16,7 @@
 #include <algorithm>
 
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
 
 namespace braid::coll {
@@ -21,16 +24,19 @@ namespace braid::coll {
 Schedule buildRingReduceScatter(const CollArgs& args) {
   ScheduleWriter w(args, "ring");
   const int n = args.nranks;
-  const int r = args.rank;
-  auto block = [&](long index) { return Slice{ringPeer(0, n, index) * args.count, args.count}; };
+  const RankOrder ring = RankOrder::ring(args);
+  const int r = ring.positionOf(args.rank);
+  auto block = [&](long position) {
+    return Slice{static_cast<size_t>(ring.rankAt(position)) * args.count, args.count};
+  };
   const Slice mine{0, args.count};
   if (n == 1) {
     w.addCopy(0, w.span(BufferId::kRecv, mine), w.span(BufferId::kSend, block(0)));
     if (w.averages()) w.addDivide(1, w.span(BufferId::kRecv, mine));
     return w.finish();
   }
-  const int next = ringNext(r, n);
-  const int prev = ringPrev(r, n);
+  const int next = ring.next(args.rank);
+  const int prev = ring.prev(args.rank);
   const size_t slotElems = std::min(w.chunk(), args.count);
   if (n > 2) w.needScratch(2 * slotElems * w.elemBytes());  // two ranks fold straight into recv
   auto slot = [&](int round, size_t elems) { return Slice{(round % 2) * slotElems, elems}; };

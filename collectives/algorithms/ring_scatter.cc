@@ -1,5 +1,7 @@
-// Ring scatter: a chain root -> root+1 -> ... -> root+n-1, relaying blocks.
+// Ring scatter: a chain from the root through every rank, relaying blocks.
 //
+// The chain follows the host-grouped chain order from the root (rank_order.h),
+// so it crosses H - 1 host boundaries.
 // The root sends the blocks farthest-first: in round t it sends the block of
 // chain position n-1-t, so the pipeline fills and every link stays busy. The
 // rank at position d >= 1 receives in rounds d-1..n-2; the last of those
@@ -11,6 +13,7 @@
 #include <algorithm>
 
 #include "collectives/algorithms/builders.h"
+#include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
 
 namespace braid::coll {
@@ -19,7 +22,8 @@ Schedule buildRingScatter(const CollArgs& args) {
   ScheduleWriter w(args, "ring");
   const int n = args.nranks;
   const int r = args.rank;
-  const int position = ringPeer(r, n, -args.root);
+  const RankOrder chain = RankOrder::chain(args, args.root);
+  const int position = chain.positionOf(r);
   const Slice mine{0, args.count};
   if (position == 0) {
     w.addCopy(0, w.span(BufferId::kRecv, mine),
@@ -36,18 +40,18 @@ Schedule buildRingScatter(const CollArgs& args) {
     for (int t = 0; t < rounds; ++t) {
       size_t step = c * rounds + t;
       if (position == 0) {
-        size_t owner = ringPeer(args.root, n, n - 1 - t);
+        size_t owner = chain.rankAt(n - 1 - t);
         Slice block{owner * args.count + part.offset, part.count};
-        w.addSend(step, ringNext(r, n), w.span(BufferId::kSend, block));
+        w.addSend(step, chain.next(r), w.span(BufferId::kSend, block));
         continue;
       }
       if (t < position - 1) continue;
       if (t == n - 2) {
-        w.addRecv(step, ringPrev(r, n), w.span(BufferId::kRecv, part));
+        w.addRecv(step, chain.prev(r), w.span(BufferId::kRecv, part));
       } else {
         Span relay = w.span(BufferId::kScratch, slot(t, part.count));
-        w.addRecv(step, ringPrev(r, n), relay);
-        w.addSend(step + 1, ringNext(r, n), relay);
+        w.addRecv(step, chain.prev(r), relay);
+        w.addSend(step + 1, chain.next(r), relay);
       }
     }
   }
