@@ -44,22 +44,29 @@ std::string toHex(const unsigned char* bytes, size_t size) {
   return hex;
 }
 
-// Binds port 0 on the loopback address so that the kernel picks an unused
-// port. The socket stays open until the caller has picked all its ports, so
-// that two picks cannot return the same one.
-bool bindFreePort(const std::string& address, UniqueFd* socketFd, int* port, std::string* error) {
+// Binds `port` (0: the kernel picks an unused one) on `address`. The socket stays
+// open until the caller has picked all its ports, so that two picks cannot return
+// the same one.
+bool bindPort(const std::string& address, int port, UniqueFd* socketFd, int* bound,
+              std::string* error) {
   socketFd->reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t len = sizeof(addr);
+  int reuse = 1;  // a fixed port may still have connections of the last job in TIME_WAIT
+  if (socketFd->valid() && port != 0) {
+    ::setsockopt(socketFd->get(), SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
+  }
   if (!socketFd->valid() || ::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1 ||
       ::bind(socketFd->get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       ::getsockname(socketFd->get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    *error = "cannot find a free TCP port on " + address + ": " + std::strerror(errno);
+    *error = (port == 0 ? "cannot find a free TCP port on " + address
+                        : "cannot bind TCP port " + std::to_string(port) + " on " + address) +
+             ": " + std::strerror(errno);
     return false;
   }
-  *port = ntohs(addr.sin_port);
+  *bound = ntohs(addr.sin_port);
   return true;
 }
 
@@ -67,59 +74,125 @@ std::string nameOf(const std::string& entry) { return entry.substr(0, entry.find
 
 }  // namespace
 
-bool makeJobIdentity(JobIdentity* job, std::string* error) {
+bool makeJobIdentity(JobIdentity* job, const RootPlan& plan, std::string* error) {
   unsigned char random[20];
   if (!readRandomBytes(random, sizeof(random), error)) return false;
   job->tag = toHex(random, 4);
   job->secret = toHex(random + 4, 16);
+  job->rootAddress = plan.advertised;
 
   // The root's socket listens from here on and rank 0 inherits it: closing it
   // and letting rank 0 bind the port again would leave a window in which any
   // program's outgoing connection could take the port (seen under parallel ctest).
-  // torch's MASTER_PORT is bound by torch itself, so that one is only picked.
+  // torch's MASTER_PORT is bound by torch itself, so that one is only picked; so is
+  // the root's port when rank 0 runs on another host (free here is a good guess there).
   job->rootListener = std::make_shared<UniqueFd>();
-  UniqueFd masterSocket;
-  if (!bindFreePort(job->rootAddress, job->rootListener.get(), &job->rootPort, error) ||
-      !bindFreePort(job->rootAddress, &masterSocket, &job->masterPort, error)) {
+  UniqueFd masterSocket, pickedRoot;
+  UniqueFd* rootSocket = plan.listenHere ? job->rootListener.get() : &pickedRoot;
+  const std::string bindAddress = plan.listenHere ? plan.bindAddress : "0.0.0.0";
+  if (!plan.listenHere && plan.port != 0) {
+    job->rootPort = plan.port;
+  } else if (!bindPort(bindAddress, plan.port, rootSocket, &job->rootPort, error)) {
     return false;
   }
-  if (::listen(job->rootListener->get(), SOMAXCONN) != 0) {
+  if (!bindPort(bindAddress, 0, &masterSocket, &job->masterPort, error)) return false;
+  if (plan.listenHere && ::listen(job->rootListener->get(), SOMAXCONN) != 0) {
     *error = std::string("cannot listen for the bootstrap root: ") + std::strerror(errno);
     return false;
   }
+  if (!plan.listenHere) job->rootListener.reset();
   return true;
+}
+
+bool makeJobIdentity(JobIdentity* job, std::string* error) {
+  return makeJobIdentity(job, RootPlan{}, error);
+}
+
+namespace {
+
+// The variables braidrun defines for one rank, rank 0's inherited root socket included.
+std::vector<std::string> jobVariables(const JobIdentity& job, int rank, int nranks,
+                                      const RankPlace& place) {
+  const std::string r = std::to_string(rank), n = std::to_string(nranks);
+  const std::string localRank = std::to_string(place.localRank);
+  const std::string localSize = std::to_string(place.localSize);
+  const std::string root = job.rootAddress + ":" + std::to_string(job.rootPort);
+  std::vector<std::string> vars = {"BRAID_RANK=" + r,
+                                   "BRAID_NRANKS=" + n,
+                                   "BRAID_LOCAL_RANK=" + localRank,
+                                   "BRAID_LOCAL_SIZE=" + localSize,
+                                   "BRAID_ROOT=" + root,
+                                   "BRAID_SECRET=" + job.secret,
+                                   "BRAID_JOB_TAG=" + job.tag,
+                                   "RANK=" + r,
+                                   "WORLD_SIZE=" + n,
+                                   "LOCAL_RANK=" + localRank,
+                                   "LOCAL_WORLD_SIZE=" + localSize,
+                                   "GROUP_RANK=" + std::to_string(place.host),
+                                   "MASTER_ADDR=" + job.rootAddress,
+                                   "MASTER_PORT=" + std::to_string(job.masterPort)};
+  if (rank == 0 && job.rootListener != nullptr && job.rootListener->valid()) {
+    vars.push_back("BRAID_ROOT_FD=" + std::to_string(job.rootListener->get()));
+  }
+  return vars;
+}
+
+// Keyed by name, so that later entries replace earlier ones; the map also keeps
+// the order stable for tests.
+class EnvBuilder {
+ public:
+  void set(const std::string& entry) { env_[nameOf(entry)] = entry; }
+  void erase(const std::string& name) { env_.erase(name); }
+  std::vector<std::string> take() {
+    std::vector<std::string> out;
+    out.reserve(env_.size());
+    for (auto& [name, entry] : env_) out.push_back(std::move(entry));
+    return out;
+  }
+
+ private:
+  std::map<std::string, std::string> env_;
+};
+
+}  // namespace
+
+std::vector<std::string> rankEnvironment(const JobIdentity& job, int rank, int nranks,
+                                         const RankPlace& place,
+                                         const std::vector<std::string>& extraEnv) {
+  // A job variable replaces an inherited one (a braidrun started inside another
+  // launcher's job must not hand its ranks stale values) and -x replaces both.
+  EnvBuilder env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) env.set(*entry);
+  env.erase("BRAID_ROOT_FD");  // only rank 0 inherits the root's socket (makeJobIdentity)
+  for (const std::string& entry : jobVariables(job, rank, nranks, place)) env.set(entry);
+  for (const std::string& entry : extraEnv) env.set(entry);
+  return env.take();
 }
 
 std::vector<std::string> rankEnvironment(const JobIdentity& job, int rank, int nranks,
                                          const std::vector<std::string>& extraEnv) {
-  // Keyed by name so that a job variable replaces an inherited one (a braidrun
-  // started inside another launcher's job must not hand its ranks stale values)
-  // and -x replaces both. The map also keeps the order stable for tests.
-  std::map<std::string, std::string> env;
-  auto set = [&env](const std::string& entry) { env[nameOf(entry)] = entry; };
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) set(*entry);
+  return rankEnvironment(job, rank, nranks, RankPlace{0, rank, nranks}, extraEnv);
+}
 
-  std::string r = std::to_string(rank), n = std::to_string(nranks);
-  std::string root = job.rootAddress + ":" + std::to_string(job.rootPort);
-  // Every rank runs on this host, so local and global numbering coincide.
-  for (const std::string& entry :
-       {"BRAID_RANK=" + r, "BRAID_NRANKS=" + n, "BRAID_LOCAL_RANK=" + r, "BRAID_LOCAL_SIZE=" + n,
-        "BRAID_ROOT=" + root, "BRAID_SECRET=" + job.secret, "BRAID_JOB_TAG=" + job.tag, "RANK=" + r,
-        "WORLD_SIZE=" + n, "LOCAL_RANK=" + r, "LOCAL_WORLD_SIZE=" + n,
-        "MASTER_ADDR=" + job.rootAddress, "MASTER_PORT=" + std::to_string(job.masterPort)}) {
-    set(entry);
+std::vector<std::string> launchedRankEnvironment(const JobIdentity& job, int rank, int nranks,
+                                                 const RankPlace& place,
+                                                 const std::vector<std::string>& extraEnv) {
+  EnvBuilder env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, "BRAID_", 6) == 0) env.set(*entry);
   }
-  // Only rank 0 inherits the root's listening socket (see makeJobIdentity).
+  env.erase("BRAID_ROOT_FD");  // a launched rank 0 binds the root's port itself
+  for (const std::string& entry : jobVariables(job, rank, nranks, place)) env.set(entry);
   env.erase("BRAID_ROOT_FD");
-  if (rank == 0 && job.rootListener != nullptr && job.rootListener->valid()) {
-    set("BRAID_ROOT_FD=" + std::to_string(job.rootListener->get()));
-  }
-  for (const std::string& entry : extraEnv) set(entry);
+  for (const std::string& entry : extraEnv) env.set(entry);
+  return env.take();
+}
 
-  std::vector<std::string> out;
-  out.reserve(env.size());
-  for (auto& [name, entry] : env) out.push_back(std::move(entry));
-  return out;
+std::vector<std::string> launcherProcessEnvironment() {
+  EnvBuilder env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) env.set(*entry);
+  env.erase("BRAID_ROOT_FD");
+  return env.take();
 }
 
 int removeJobShmSegments(const std::string& tag) {

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "braidrun/launch_template.h"
+#include "braidrun/root_address.h"
 #include "braidrun/spawn.h"
 
 namespace braid::run {
@@ -60,12 +62,14 @@ Launcher::Launcher(Options options) : options_(std::move(options)) {}
 
 int Launcher::run() {
   std::string error;
-  if (!signals_.install(&error) || !makeJobIdentity(&job_, &error)) {
+  RootPlan plan;
+  if (!planJob(&plan, &error) || !signals_.install(&error) ||
+      !makeJobIdentity(&job_, plan, &error)) {
     report(error);
     return kExitInternalError;
   }
-  std::string programPath;
-  if (!resolveProgram(options_.command[0], &programPath, &error)) {
+  std::string programPath, launcherPath;
+  if (!resolvePrograms(&programPath, &launcherPath, &error)) {
     report(error);
     return kExitCannotExecute;
   }
@@ -81,7 +85,7 @@ int Launcher::run() {
                                       std::chrono::duration<double>(options_.timeoutSeconds));
   }
 
-  spawnAll(programPath);
+  spawnAll(programPath, launcherPath);
   supervise();
 
   // Every rank is reaped, but their process groups may still hold children
@@ -99,19 +103,93 @@ int Launcher::run() {
   return exitStatus_;
 }
 
-void Launcher::spawnAll(const std::string& programPath) {
+bool Launcher::planJob(RootPlan* plan, std::string* error) {
+  if (options_.hosts.empty()) options_.hosts = {HostSlots{"localhost", options_.nranks}};
+  places_ = placeRanks(options_.hosts, options_.mapBy);
+  const std::string* firstRemote = nullptr;
+  for (const HostSlots& host : options_.hosts) {
+    hostIsLocal_.push_back(isLocalHost(host.name));
+    if (!hostIsLocal_.back() && firstRemote == nullptr) firstRemote = &host.name;
+  }
+  const int rootHost = places_[0].host;
+  plan->port = options_.rootPort;
+  plan->listenHere = hostIsLocal_[rootHost];
+  if (firstRemote == nullptr) {
+    // One machine: loopback only, unless the user names an address.
+    if (!options_.rootAddress.empty()) {
+      plan->advertised = options_.rootAddress;
+      plan->bindAddress = "0.0.0.0";
+    }
+    return true;
+  }
+  if (!plan->listenHere) {
+    // That host's rank 0 binds the port; "user@host" is for ssh, the address is the host.
+    const std::string& name = options_.hosts[rootHost].name;
+    plan->advertised =
+        options_.rootAddress.empty() ? name.substr(name.find('@') + 1) : options_.rootAddress;
+    return true;
+  }
+  plan->bindAddress = "0.0.0.0";  // the other hosts must reach it
+  plan->advertised = options_.rootAddress;
+  if (plan->advertised.empty()) {
+    const std::string host = firstRemote->substr(firstRemote->find('@') + 1);
+    if (!routeSourceAddress(host, &plan->advertised, error)) {
+      *error += "; name the address other hosts reach this machine at with --root-addr";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Launcher::resolvePrograms(std::string* programPath, std::string* launcherPath,
+                               std::string* error) {
+  bool anyHere = false, anyLaunched = false;
+  for (int rank = 0; rank < options_.nranks; ++rank)
+    (isLaunched(rank) ? anyLaunched : anyHere) = true;
+  // A launched rank's program is found on its own host, by the launcher's PATH there.
+  if (anyHere && !resolveProgram(options_.command[0], programPath, error)) return false;
+  if (anyLaunched && !resolveProgram(options_.launch.words[0], launcherPath, error)) {
+    *error = "--launcher: " + *error;
+    return false;
+  }
+  return true;
+}
+
+std::string Launcher::rankName(int rank) const {
+  std::string name = "rank " + std::to_string(rank);
+  if (options_.hosts.size() > 1) name += " (host " + options_.hosts[places_[rank].host].name + ")";
+  return name;
+}
+
+SpawnRequest Launcher::requestFor(int rank, const std::string& programPath,
+                                  const std::string& launcherPath) const {
+  const RankPlace& place = places_[rank];
+  SpawnRequest request;
+  if (isLaunched(rank)) {
+    request.programPath = launcherPath;
+    request.argv =
+        launchArgv(options_.launch, options_.hosts[place.host].name,
+                   launchedRankEnvironment(job_, rank, options_.nranks, place, options_.extraEnv),
+                   options_.command);
+    request.env = launcherProcessEnvironment();
+  } else {
+    request.programPath = programPath;
+    request.argv = options_.command;
+    request.env = rankEnvironment(job_, rank, options_.nranks, place, options_.extraEnv);
+    if (rank == 0 && job_.rootListener != nullptr) request.inheritFd = job_.rootListener->get();
+  }
+  return request;
+}
+
+void Launcher::spawnAll(const std::string& programPath, const std::string& launcherPath) {
   ranks_.resize(options_.nranks);
   // Only rank 0 may read braidrun's stdin, and only when it is a pipe or a
   // file: the ranks are not in the terminal's foreground group, so reading a
   // terminal would stop them with SIGTTIN.
   bool stdinForRank0 = !::isatty(STDIN_FILENO);
   for (int rank = 0; rank < options_.nranks && !stopping_; ++rank) {
-    SpawnRequest request;
-    request.programPath = programPath;
-    request.argv = options_.command;
-    request.env = rankEnvironment(job_, rank, options_.nranks, options_.extraEnv);
+    SpawnRequest request = requestFor(rank, programPath, launcherPath);
     request.inheritStdin = rank == 0 && stdinForRank0;
-    if (rank == 0 && job_.rootListener != nullptr) request.inheritFd = job_.rootListener->get();
     request.signals = &signals_;
     ChildOutput output;  // braidrun's copies of the write ends close at scope exit
     std::string error;
@@ -127,7 +205,7 @@ void Launcher::spawnAll(const std::string& programPath) {
     SpawnResult spawned = spawnRank(request);
     signals_.unblockSignals();
     if (spawned.pid < 0) {
-      report("rank " + std::to_string(rank) + ": " + spawned.error);
+      report(rankName(rank) + ": " + spawned.error);
       stop(spawned.execFailed ? kExitCannotExecute : kExitInternalError);
       return;
     }
@@ -210,8 +288,12 @@ void Launcher::onRankExit(int rank, int status) {
     how = "exited with status " + std::to_string(WEXITSTATUS(status));
     exitStatus = WEXITSTATUS(status);
   }
-  report("rank " + std::to_string(rank) + " " + how + "; stopping the other " +
-         std::to_string(runningCount()) + " rank(s)");
+  // ssh exits 255 for its own failures (no route, refused, authentication).
+  if (isLaunched(rank) && WIFEXITED(status) && WEXITSTATUS(status) == 255) {
+    how += " (255: the launcher itself may have failed)";
+  }
+  report(rankName(rank) + " " + how + "; stopping the other " + std::to_string(runningCount()) +
+         " rank(s)");
   stop(exitStatus);
 }
 

@@ -1,7 +1,12 @@
 // Launcher: starts the ranks of one job and supervises them to the end.
 //
 // Life of a job:
-//   1. spawn   rank 0..N-1, each in its own process group, with the job's env;
+//   0. plan    place the ranks on the hosts (host_list.h) and the bootstrap root
+//              (root_address.h); without --hosts every rank is on this machine;
+//   1. spawn   rank 0..N-1, each in its own process group, with the job's env:
+//              ranks of this machine directly, the others through the launcher
+//              command (launch_template.h), whose process braidrun supervises
+//              as it would the rank;
 //   2. run     one poll() loop over the signal pipe (SIGCHLD, SIGINT/TERM/HUP),
 //              the ranks' output pipes (--tag-output) and the deadlines;
 //   3. stop    on the first failure or the timeout, SIGTERM to every group (a
@@ -26,6 +31,7 @@
 #include "braidrun/options.h"
 #include "braidrun/output_forwarder.h"
 #include "braidrun/signal_pipe.h"
+#include "braidrun/spawn.h"
 
 namespace braid::run {
 
@@ -53,7 +59,16 @@ class Launcher {
     bool running = false;
   };
 
-  void spawnAll(const std::string& programPath);
+  /// Places the ranks (places_, hostIsLocal_) and decides where the root listens.
+  bool planJob(RootPlan* plan, std::string* error);
+  /// Resolves the program (ranks here) and the launcher (ranks elsewhere).
+  bool resolvePrograms(std::string* programPath, std::string* launcherPath, std::string* error);
+  void spawnAll(const std::string& programPath, const std::string& launcherPath);
+  SpawnRequest requestFor(int rank, const std::string& programPath,
+                          const std::string& launcherPath) const;
+  bool isLaunched(int rank) const { return !hostIsLocal_[places_[rank].host]; }
+  /// "rank 3" on one host, "rank 3 (host b)" on several.
+  std::string rankName(int rank) const;
   void supervise();
   void handleSignals();
   void reapRanks();
@@ -72,6 +87,8 @@ class Launcher {
   SignalPipe signals_;
   std::unique_ptr<OutputForwarder> forwarder_;  // only with --tag-output
   std::vector<RankProcess> ranks_;
+  std::vector<RankPlace> places_;  // per rank
+  std::vector<bool> hostIsLocal_;  // per host: started without the launcher
 
   bool stopping_ = false;
   int exitStatus_ = 0;

@@ -1,4 +1,5 @@
-// braidrun: starts N local ranks of a program with the environment that
+// braidrun: starts N ranks of a program, on this machine or on several hosts
+// (through a launcher command such as ssh), with the environment that
 // braidCommInitFromEnv reads, and supervises them (see launcher.h).
 #include <cstdio>
 #include <string>
