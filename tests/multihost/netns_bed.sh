@@ -22,6 +22,13 @@
 #       status (the others are stopped), 0 when all succeed. Always removes
 #       what it created, also on Ctrl-C or a failure.
 #       Ranks also get BRAID_BED (the bed's name) and BRAID_BED_HOST (their host).
+#   netns_bed.sh with [--hosts N] [--rate RATE] -- COMMAND ARGS...
+#       Builds a bed of N hosts (default 2) and runs COMMAND here, in the calling
+#       namespace, with BRAID_BED (host h is network namespace $BRAID_BED-h$h)
+#       and BRAID_BED_NET (host h's address is $BRAID_BED_NET.$((h + 1))): for
+#       launchers that start the ranks themselves, e.g.
+#       braidrun --launcher 'ip netns exec {host}'. Exits with COMMAND's status;
+#       always removes what it created.
 #   netns_bed.sh link BED HOST down|up
 #       Failure injection: cuts (or restores) host HOST's link at the switch,
 #       e.g. from inside a rank: netns_bed.sh link "$BRAID_BED" 1 down
@@ -166,6 +173,30 @@ run_bed() {
   exit "$status"
 }
 
+with_bed() {
+  local nhosts=2 rate=""
+  while (($#)); do
+    case $1 in
+      --hosts) nhosts=${2:?--hosts needs a value}; shift 2 ;;
+      --rate) rate=${2:?--rate needs a value}; shift 2 ;;
+      --) shift; break ;;
+      *) die "unknown option $1 (see the top of $0)" ;;
+    esac
+  done
+  (($#)) || die "with: no command given after --"
+  [[ $nhosts =~ ^[1-9][0-9]?$ ]] && ((nhosts <= 16)) || die "with --hosts $nhosts: give 1 to 16"
+  if ! can_build_bed; then
+    echo "netns_bed: skipped: needs root and a permitted 'ip netns'" >&2
+    exit $kSkip
+  fi
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+  build_bed "$nhosts" "$rate"
+  local status=0
+  BRAID_BED=$BED BRAID_BED_NET=$NET "$@" || status=$?
+  exit "$status"
+}
+
 link_cmd() {
   (($# == 3)) || die "usage: $0 link BED HOST down|up"
   [[ $3 == down || $3 == up ]] || die "link: the state must be down or up, not $3"
@@ -174,7 +205,8 @@ link_cmd() {
 
 case ${1:-} in
   run) shift; run_bed "$@" ;;
+  with) shift; with_bed "$@" ;;
   link) shift; link_cmd "$@" ;;
   check) can_build_bed && exit 0 || exit $kSkip ;;
-  *) die "usage: $0 run|link|check ... (see the top of this file)" ;;
+  *) die "usage: $0 run|with|link|check ... (see the top of this file)" ;;
 esac
