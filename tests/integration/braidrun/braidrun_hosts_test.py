@@ -13,6 +13,7 @@ import argparse
 import os
 import re
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -68,6 +69,40 @@ def case_local_host_starts_directly(a):
            job)
     expect("probe rank=1 BRAID_HOST_ID=b" in job.stdout, "rank 1 missed the launcher", job)
     expect("probe rank=1 BRAID_ROOT_FD=<unset>" in job.stdout, "rank 1 got the root fd", job)
+
+
+def this_machines_address():
+    """A non-loopback IPv4 address of this machine, or None (then the case has nothing to test)."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("10.254.254.254", 9))  # sends nothing; picks the default route
+        address = probe.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    return None if address.startswith("127.") else address
+
+
+def case_root_address_from_route(a):
+    # Rank 0 runs here (localhost); the other "host" is this machine's own address, which
+    # braidrun cannot tell from a remote one, so without --root-addr the root must be
+    # advertised at the address of the route to it, and rank 1 must reach it there.
+    address = this_machines_address()
+    if address is None:
+        print("skipped: no non-loopback address")
+        return
+    argv = [a.braidrun, "--hosts", f"localhost:1,{address}:1", "--launcher", LOCAL_LAUNCHER, "--"]
+    job = run(argv + [a.probe, "env"])
+    expect(job.returncode == 0, "braidrun failed", job)
+    ranks = parse_env_lines(job.stdout)
+    for rank in ("0", "1"):
+        expect(ranks[rank]["BRAID_ROOT"].startswith(address + ":"),
+               f"rank {rank}: BRAID_ROOT should be on {address}", job)
+    job = run(argv + [a.perf, "allreduce", "-b", "8", "-e", "64K", "-f", "8", "-c", "1", "-n",
+                      "1", "-w", "0"], timeout=60)
+    expect(job.returncode == 0 and "Out of bounds values : 0 OK" in job.stdout,
+           "ranks could not meet at the advertised root", job)
 
 
 def case_launched_rank_fails(a):
