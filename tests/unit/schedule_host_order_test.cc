@@ -233,6 +233,11 @@ void runCase(const Case& c) {
   }
 }
 
+// 64 int32 elements summed, out of place, in one chunk; tests change what they vary.
+Case baseCase(CollKind kind, const std::string& algorithm, const Layout& hosts, int root) {
+  return Case{kind, algorithm, hosts, 64, 1 << 20, false, braidInt32, braidSum, root};
+}
+
 struct TypeOp {
   braidDataType_t type;
   braidRedOp_t op;
@@ -252,8 +257,12 @@ TEST(HostOrderScheduleTest, EveryAlgorithmMatchesReferenceOnEveryLayout) {
           for (bool inPlace : {false, true}) {
             const TypeOp& t = kTypeOps[variant++ % std::size(kTypeOps)];
             const int root = static_cast<int>((count + variant) % n);
-            Case c{algorithm.kind, algorithm.name, hosts, count, chunkBytes,
-                   inPlace,        t.type,         t.op,  root};
+            Case c = baseCase(algorithm.kind, algorithm.name, hosts, root);
+            c.count = count;
+            c.chunkBytes = chunkBytes;
+            c.inPlace = inPlace;
+            c.type = t.type;
+            c.op = t.op;
             if (algorithm.supports != nullptr && !algorithm.supports(argsFor(c, 0))) continue;
             runCase(c);
             if (HasFatalFailure()) return;
@@ -270,9 +279,12 @@ TEST(HostOrderScheduleTest, AllReduceIsBitwiseIdenticalOnEveryRank) {
   for (const char* algorithm : {"ring", "tree", "rd", "hier", "hiertree"}) {
     for (const Layout& hosts : layouts()) {
       for (bool inPlace : {false, true}) {
-        Case c{
-            CollKind::kAllReduce,   algorithm, hosts, 1000, 256, inPlace, braidFloat32, braidSum, 0,
-            /*roundingInputs=*/true};
+        Case c = baseCase(CollKind::kAllReduce, algorithm, hosts, 0);
+        c.count = 1000;
+        c.chunkBytes = 256;
+        c.inPlace = inPlace;
+        c.type = braidFloat32;
+        c.roundingInputs = true;
         runCase(c);
         if (HasFatalFailure()) return;
       }
@@ -330,7 +342,7 @@ TEST(HostOrderScheduleTest, RingCrossesEachHostBoundaryOnce) {
     if (h < 2) continue;
     for (CollKind kind : {CollKind::kAllReduce, CollKind::kAllGather, CollKind::kReduceScatter,
                           CollKind::kAllToAll, CollKind::kBarrier}) {
-      Case c{kind, "ring", hosts, 64, 1 << 20, false, braidInt32, braidSum, 0};
+      Case c = baseCase(kind, "ring", hosts, 0);
       SCOPED_TRACE(describe(c));
       std::vector<Send> sends = sendsOf(c);
       // A ring: each rank sends to exactly one peer, and those links form one cycle.
@@ -358,7 +370,7 @@ TEST(HostOrderScheduleTest, ChainCrossesHostBoundariesOneFewerTimes) {
     for (CollKind kind :
          {CollKind::kBroadcast, CollKind::kReduce, CollKind::kGather, CollKind::kScatter}) {
       for (int root = 0; root < n; ++root) {
-        Case c{kind, "ring", hosts, 64, 1 << 20, false, braidInt32, braidSum, root};
+        Case c = baseCase(kind, "ring", hosts, root);
         SCOPED_TRACE(describe(c));
         EXPECT_EQ(crossingLinks(c, sendsOf(c)), h - 1);
       }
@@ -395,8 +407,8 @@ TEST(HostOrderScheduleTest, InterleavedLayoutsCrossAsLittleAsBlockedOnes) {
           std::string(algorithm.name) == "dissemination") {
         continue;  // partners by rank distance or bit: see docs/TOPOLOGY.md
       }
-      Case grouped{algorithm.kind, algorithm.name, hosts,    1200, 1 << 20,
-                   false,          braidInt32,     braidSum, 0};
+      Case grouped = baseCase(algorithm.kind, algorithm.name, hosts, 0);
+      grouped.count = 1200;
       Case reference = grouped;
       reference.hosts = blocked(hosts);
       SCOPED_TRACE(describe(grouped));
