@@ -181,9 +181,12 @@ std::vector<std::string> launchedRankEnvironment(const JobIdentity& job, int ran
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     if (std::strncmp(*entry, "BRAID_", 6) == 0) env.set(*entry);
   }
-  env.erase("BRAID_ROOT_FD");  // a launched rank 0 binds the root's port itself
-  for (const std::string& entry : jobVariables(job, rank, nranks, place)) env.set(entry);
+  // Both describe this machine, not the rank's: a socket only processes started here
+  // can inherit (a launched rank 0 binds the root's port itself), and this host's name
+  // (given to every host it would make them one). -x still passes either on purpose.
   env.erase("BRAID_ROOT_FD");
+  env.erase("BRAID_HOST_ID");
+  for (const std::string& entry : jobVariables(job, rank, nranks, place)) env.set(entry);
   for (const std::string& entry : extraEnv) env.set(entry);
   return env.take();
 }

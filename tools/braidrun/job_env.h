@@ -52,7 +52,8 @@ std::vector<std::string> rankEnvironment(const JobIdentity& job, int rank, int n
 
 /// What a rank started through a launcher (launch_template.h) must be told on its
 /// command line, since it does not inherit braidrun's environment: the BRAID_*
-/// variables of braidrun's environment, the job variables, then `extraEnv`.
+/// variables of braidrun's environment (but BRAID_ROOT_FD and BRAID_HOST_ID, which
+/// describe this machine), the job variables, then `extraEnv`.
 std::vector<std::string> launchedRankEnvironment(const JobIdentity& job, int rank, int nranks,
                                                  const RankPlace& place,
                                                  const std::vector<std::string>& extraEnv);

@@ -144,8 +144,9 @@ bool Launcher::planJob(RootPlan* plan, std::string* error) {
 bool Launcher::resolvePrograms(std::string* programPath, std::string* launcherPath,
                                std::string* error) {
   bool anyHere = false, anyLaunched = false;
-  for (int rank = 0; rank < options_.nranks; ++rank)
+  for (int rank = 0; rank < options_.nranks; ++rank) {
     (isLaunched(rank) ? anyLaunched : anyHere) = true;
+  }
   // A launched rank's program is found on its own host, by the launcher's PATH there.
   if (anyHere && !resolveProgram(options_.command[0], programPath, error)) return false;
   if (anyLaunched && !resolveProgram(options_.launch.words[0], launcherPath, error)) {

@@ -193,7 +193,8 @@ std::string valueOf(const std::vector<std::string>& env, const std::string& name
 
 TEST(BraidrunHostEnv, LaunchedRanksGetBraidVariablesAndTheirHostNumbering) {
   ::setenv("BRAID_TIMEOUT", "17", 1);
-  ::setenv("BRAID_ROOT_FD", "9", 1);  // stale, from an outer job
+  ::setenv("BRAID_ROOT_FD", "9", 1);     // stale, from an outer job
+  ::setenv("BRAID_HOST_ID", "head", 1);  // this machine's, not the launched rank's
   ::setenv("BRAIDRUN_HOSTS_TEST_PRIVATE", "x", 1);
   RootPlan plan;
   plan.advertised = "hostA";
@@ -216,11 +217,13 @@ TEST(BraidrunHostEnv, LaunchedRanksGetBraidVariablesAndTheirHostNumbering) {
   EXPECT_EQ(valueOf(env, "BRAID_TIMEOUT"), "5");  // -x has the last word
   EXPECT_EQ(valueOf(env, "EXTRA"), "1");
   EXPECT_EQ(valueOf(env, "BRAID_ROOT_FD"), "<unset>");
+  EXPECT_EQ(valueOf(env, "BRAID_HOST_ID"), "<unset>");
   EXPECT_EQ(valueOf(env, "BRAIDRUN_HOSTS_TEST_PRIVATE"), "<unset>");  // not on the command line
   EXPECT_EQ(valueOf(launcherProcessEnvironment(), "BRAID_ROOT_FD"), "<unset>");
   EXPECT_EQ(valueOf(launcherProcessEnvironment(), "BRAIDRUN_HOSTS_TEST_PRIVATE"), "x");
   ::unsetenv("BRAID_TIMEOUT");
   ::unsetenv("BRAID_ROOT_FD");
+  ::unsetenv("BRAID_HOST_ID");
   ::unsetenv("BRAIDRUN_HOSTS_TEST_PRIVATE");
 }
 

@@ -33,7 +33,9 @@ def multi_host(a, *options):
 def case_placement_and_env(a):
     argv = multi_host(a, "--hosts", "a:2,b:1", "--map-by", "node", "-x", "BRAID_TEST_EXTRA=hi",
                       "-x", "BRAIDRUN_TEST_PLAIN=kept")
-    env = dict(os.environ, BRAID_DEBUG_FILE="/dev/null", BRAIDRUN_TEST_PLAIN="ignored")
+    # BRAID_HOST_ID here names braidrun's host; it must not override the launcher's.
+    env = dict(os.environ, BRAID_DEBUG_FILE="/dev/null", BRAIDRUN_TEST_PLAIN="ignored",
+               BRAID_HOST_ID="head")
     job = run(argv + [a.probe, "env", "show", "BRAID_HOST_ID", "show", "BRAID_TEST_EXTRA",
                       "show", "BRAID_DEBUG_FILE", "show", "GROUP_RANK", "show",
                       "BRAIDRUN_TEST_PLAIN", "show", "BRAID_ROOT_FD"], env=env)
