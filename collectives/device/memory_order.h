@@ -4,20 +4,18 @@
 // semantics; the consumer reads the counter with acquire semantics, then the slot. On the
 // device the block first meets at a barrier (so every thread's slot writes happen before the
 // leader's), then the leader fences at system scope (peers may be other GPUs or the host)
-// and stores; on the host std::atomic_ref gives the same release/acquire pairing.
+// and stores; on the host the compiler's __atomic builtins (what std::atomic_ref is made of,
+// usable from nvcc's C++17 host pass too) give the same release/acquire pairing.
 //
 // LL protocol: no fences at all. Each 8-byte word carries its own flag and is written and
 // read as one single-copy-atomic access (volatile 64-bit access on the device, a relaxed
-// std::atomic_ref on the host), so a reader that sees the flag sees the data beside it.
+// __atomic access on the host), so a reader that sees the flag sees the data beside it.
 #pragma once
 
 #include <cstdint>
 
 #include "collectives/device/portability.h"
 
-#if !BRAID_ON_DEVICE
-#include <atomic>
-#endif
 
 namespace braid::device {
 
@@ -28,7 +26,7 @@ BRAID_HD uint64_t loadAcquire(const uint64_t* p) {
   __threadfence_system();
   return v;
 #else
-  return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(p)).load(std::memory_order_acquire);
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 #endif
 }
 
@@ -39,7 +37,7 @@ BRAID_HD void storeRelease(uint64_t* p, uint64_t v) {
   __threadfence_system();
   *reinterpret_cast<volatile uint64_t*>(p) = v;
 #else
-  std::atomic_ref<uint64_t>(*p).store(v, std::memory_order_release);
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
 #endif
 }
 
@@ -48,7 +46,7 @@ BRAID_HD uint64_t loadWordRelaxed(const uint64_t* p) {
 #if BRAID_ON_DEVICE
   return *reinterpret_cast<const volatile uint64_t*>(p);
 #else
-  return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(p)).load(std::memory_order_relaxed);
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
 #endif
 }
 
@@ -57,7 +55,7 @@ BRAID_HD void storeWordRelaxed(uint64_t* p, uint64_t v) {
 #if BRAID_ON_DEVICE
   *reinterpret_cast<volatile uint64_t*>(p) = v;
 #else
-  std::atomic_ref<uint64_t>(*p).store(v, std::memory_order_relaxed);
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
 #endif
 }
 

@@ -26,7 +26,7 @@
 
 // Unrolls a loop with a compile-time trip count on the device; the host compilers unroll such
 // loops themselves.
-#if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__)
 #define BRAID_UNROLL _Pragma("unroll")
 #else
 #define BRAID_UNROLL
