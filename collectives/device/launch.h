@@ -22,7 +22,7 @@ enum class Protocol : uint8_t { kSimple, kLl };
 
 /// One rank's part of a launch; lives in device memory (the kernel reads it).
 struct RankLaunch {
-  ExecArgs exec;        // plan (device pointers), buffers, op, nranks, channels; channel unset
+  ExecArgs exec;             // plan (device pointers), buffers, op, nranks, channels; channel unset
   void* sendEnds = nullptr;  // [channels][nranks] SimpleProtocol::SendEnd or LlProtocol::SendEnd
   void* recvEnds = nullptr;  // [channels][nranks] RecvEnds of the same protocol
 };
@@ -34,7 +34,7 @@ struct LaunchConfig {
   int threadsPerBlock = 256;
   braidDataType_t type = braidFloat32;
   Protocol protocol = Protocol::kSimple;
-  int* status = nullptr;  // device int, 0 on entry; the worst ExecStatus of any block
+  int* status = nullptr;   // device int, 0 on entry; the worst ExecStatus of any block
   void* stream = nullptr;  // cudaStream_t
 };
 

@@ -16,7 +16,6 @@
 
 #include "collectives/device/portability.h"
 
-
 namespace braid::device {
 
 /// Load of a counter another agent publishes; later reads see what it published before.

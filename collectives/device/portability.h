@@ -24,14 +24,6 @@
 #define BRAID_HD inline
 #endif
 
-// Unrolls a loop with a compile-time trip count on the device; the host compilers unroll such
-// loops themselves.
-#if defined(__CUDA_ARCH__)
-#define BRAID_UNROLL _Pragma("unroll")
-#else
-#define BRAID_UNROLL
-#endif
-
 // True while compiling the device side of a .cu file.
 #if defined(__CUDA_ARCH__)
 #define BRAID_ON_DEVICE 1
