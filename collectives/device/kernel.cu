@@ -10,15 +10,17 @@ namespace braid::device {
 namespace {
 
 template <class T, class Proto>
-__global__ void __launch_bounds__(512) planKernel(const RankLaunch* ranks, int* status) {
-  const RankLaunch& r = ranks[blockIdx.y];
+__global__ void __launch_bounds__(512)
+    planKernel(const RankLaunch* ranks, const RankLaunch single, int* status) {
+  const RankLaunch& r = ranks != nullptr ? ranks[blockIdx.y] : single;
   ExecArgs exec = r.exec;
   exec.channel = int(blockIdx.x);
   const size_t base = size_t(exec.channel) * size_t(exec.nranks);
   auto* sends = static_cast<typename Proto::SendEnd*>(r.sendEnds) + base;
   auto* recvs = static_cast<typename Proto::RecvEnd*>(r.recvEnds) + base;
   const int result = runChannel<T, Proto>(Group{}, exec, sends, recvs);
-  if (threadIdx.x == 0 && result != kExecOk) atomicMax(status, result);
+  // Any failure is worth reporting; blocks racing to store different codes is harmless.
+  if (threadIdx.x == 0 && result != kExecOk) *reinterpret_cast<volatile int*>(status) = result;
 }
 
 template <class Proto>
@@ -28,7 +30,7 @@ int launchAs(const LaunchConfig& c) {
   auto stream = static_cast<cudaStream_t>(c.stream);
   bool known = withType(c.type, [&](auto tag) {
     using T = decltype(tag);
-    planKernel<T, Proto><<<grid, block, 0, stream>>>(c.ranks, c.status);
+    planKernel<T, Proto><<<grid, block, 0, stream>>>(c.ranks, c.single, c.status);
   });
   if (!known) return int(cudaErrorInvalidValue);
   return int(cudaGetLastError());
@@ -38,7 +40,8 @@ int launchAs(const LaunchConfig& c) {
 
 int launchPlanKernel(const LaunchConfig& config) {
   if (config.channels < 1 || config.rankCount < 1 || config.threadsPerBlock < 32 ||
-      config.threadsPerBlock > 512) {
+      config.threadsPerBlock > 512 || config.status == nullptr ||
+      (config.ranks == nullptr && config.rankCount != 1)) {
     return int(cudaErrorInvalidValue);
   }
   return config.protocol == Protocol::kLl ? launchAs<LlProtocol>(config)

@@ -28,7 +28,10 @@ struct RankLaunch {
 };
 
 struct LaunchConfig {
-  const RankLaunch* ranks = nullptr;  // device memory, `rankCount` entries
+  /// Device memory, `rankCount` entries; or null with rankCount 1 to launch `single`, which
+  /// travels by value in the kernel's parameters (nothing to keep alive after the call).
+  const RankLaunch* ranks = nullptr;
+  RankLaunch single;
   int rankCount = 1;
   int channels = 1;
   int threadsPerBlock = 256;
