@@ -31,13 +31,18 @@ class DeviceScope {
   int previous_ = 0;
 };
 
+// Copies `host` into new device memory through `stream`, a private non-blocking stream: a
+// synchronous cudaMemcpy would run on the legacy default stream and wait for the caller's
+// kernels of an earlier collective, which may be waiting for another rank's next call.
 template <class T>
-Result<T*> upload(const std::vector<T>& host, std::vector<void*>* owned) {
+Result<T*> upload(const std::vector<T>& host, cudaStream_t stream, std::vector<void*>* owned) {
   void* p = nullptr;
   BRAID_CUDA_RETURN(cudaMalloc(&p, host.size() * sizeof(T) + 1));
   owned->push_back(p);
   if (!host.empty()) {
-    BRAID_CUDA_RETURN(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    BRAID_CUDA_RETURN(
+        cudaMemcpyAsync(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+    BRAID_CUDA_RETURN(cudaStreamSynchronize(stream));
   }
   return static_cast<T*>(p);
 }
@@ -68,6 +73,7 @@ Result<std::shared_ptr<SingleDeviceGroup>> SingleDeviceGroup::create(
   }
   DeviceScope scope(device);
   std::shared_ptr<SingleDeviceGroup> group(new SingleDeviceGroup(nranks, device, options));
+  BRAID_CUDA_RETURN(cudaStreamCreateWithFlags(&group->uploads_, cudaStreamNonBlocking));
   BRAID_RETURN_IF_ERROR(group->allocate<SimpleProtocol>(&group->simple_, options.simpleSlots,
                                                         options.simpleSlotBytes));
   BRAID_RETURN_IF_ERROR(
@@ -88,8 +94,9 @@ Status SingleDeviceGroup::allocate(Fifos* fifos, uint32_t slots, uint32_t slotBy
   const size_t perFifo = fifoSlotBytes(slots, slotBytes);
   BRAID_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&fifos->slots), count * perFifo));
   track(fifos->slots);
-  BRAID_CUDA_RETURN(cudaMemset(fifos->counters, 0, count * sizeof(FifoCounters)));
-  BRAID_CUDA_RETURN(cudaMemset(fifos->slots, 0, count * perFifo));
+  BRAID_CUDA_RETURN(cudaMemsetAsync(fifos->counters, 0, count * sizeof(FifoCounters), uploads_));
+  BRAID_CUDA_RETURN(cudaMemsetAsync(fifos->slots, 0, count * perFifo, uploads_));
+  BRAID_CUDA_RETURN(cudaStreamSynchronize(uploads_));
   auto fifo = [&](size_t from, size_t to, size_t ch) {
     const size_t f = (ch * n + from) * n + to;
     return FifoMemory{fifos->counters + f, fifos->slots + f * perFifo, slots, slotBytes};
@@ -103,8 +110,8 @@ Status SingleDeviceGroup::allocate(Fifos* fifos, uint32_t slots, uint32_t slotBy
         recvs.emplace_back(fifo(p, r, c));
       }
     }
-    BRAID_ASSIGN_OR_RETURN(auto* s, upload(sends, &owned_));
-    BRAID_ASSIGN_OR_RETURN(auto* v, upload(recvs, &owned_));
+    BRAID_ASSIGN_OR_RETURN(auto* s, upload(sends, uploads_, &owned_));
+    BRAID_ASSIGN_OR_RETURN(auto* v, upload(recvs, uploads_, &owned_));
     fifos->sendEnds.push_back(s);
     fifos->recvEnds.push_back(v);
   }
@@ -116,6 +123,7 @@ SingleDeviceGroup::~SingleDeviceGroup() {
   cudaDeviceSynchronize();  // launches may still use the FIFOs
   for (void* p : owned_) cudaFree(p);
   if (status_ != nullptr) cudaFreeHost(status_);
+  if (uploads_ != nullptr) cudaStreamDestroy(uploads_);
 }
 
 Result<const SingleDeviceGroup::CallPlan*> SingleDeviceGroup::planFor(const coll::CollArgs& args) {
@@ -139,8 +147,8 @@ Result<const SingleDeviceGroup::CallPlan*> SingleDeviceGroup::planFor(const coll
                            buildDevicePlan(schedule, sizes, typeSize(args.type), true));
     splittable &= plan.splittable;
     RankPlan rp;
-    BRAID_ASSIGN_OR_RETURN(rp.ops, upload(plan.ops, &owned_));
-    BRAID_ASSIGN_OR_RETURN(rp.stepStarts, upload(plan.stepStarts, &owned_));
+    BRAID_ASSIGN_OR_RETURN(rp.ops, upload(plan.ops, uploads_, &owned_));
+    BRAID_ASSIGN_OR_RETURN(rp.stepStarts, upload(plan.stepStarts, uploads_, &owned_));
     rp.stepCount = uint32_t(plan.stepStarts.size() - 1);
     if (schedule.scratchBytes > 0) {
       void* scratch = nullptr;

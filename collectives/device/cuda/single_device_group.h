@@ -26,6 +26,8 @@
 #include "collectives/schedule.h"
 #include "core/status.h"
 
+struct CUstream_st;  // cudaStream_t's pointee, so this header needs no CUDA headers
+
 namespace braid::device {
 
 struct DeviceGroupOptions {
@@ -91,9 +93,10 @@ class SingleDeviceGroup {
   const int device_;
   const DeviceGroupOptions options_;
   Fifos simple_, ll_;
-  int* status_ = nullptr;     // mapped pinned host memory, one word per rank
-  std::vector<void*> owned_;  // device allocations, freed on destruction
-  std::mutex mu_;             // guards plans_ (ranks may call from several threads)
+  int* status_ = nullptr;           // mapped pinned host memory, one word per rank
+  CUstream_st* uploads_ = nullptr;  // cudaStream_t for plan uploads (see upload() in the .cc)
+  std::vector<void*> owned_;        // device allocations, freed on destruction
+  std::mutex mu_;                   // guards plans_ (ranks may call from several threads)
   std::map<std::string, CallPlan> plans_;
 };
 
