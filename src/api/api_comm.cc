@@ -93,8 +93,8 @@ braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist)
     }
     std::string noDevices;
     if (devlist != nullptr && !braid::deviceListSupported(devlist, ndev, &noDevices)) {
-      return braid::invalidUsage("braidCommInitAll: devlist names CUDA devices, but " +
-                                 noDevices + "; pass NULL for host ranks");
+      return braid::invalidUsage("braidCommInitAll: devlist names CUDA devices, but " + noDevices +
+                                 "; pass NULL for host ranks");
     }
     BRAID_ASSIGN_OR_RETURN(braid::Config config, braid::Config::fromEnv());
     BRAID_ASSIGN_OR_RETURN(bootstrap::UniqueId id,

@@ -121,7 +121,9 @@ void check(const CollArgs& a, const testing::InputPattern& pattern,
 TEST(DeviceGroupGpu, EveryCollectiveTypeOpAndSize) {
   if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
   for (int n : {2, 4, 8}) {
-    auto group = SingleDeviceGroup::create(n, 0, DeviceGroupOptions{});
+    DeviceGroupOptions options;
+    options.spinLimit = uint64_t(1) << 24;  // a stall fails in seconds, not a minute
+    auto group = SingleDeviceGroup::create(n, 0, options);
     ASSERT_TRUE(group.isOk()) << group.status().message();
     for (CollKind kind : {CollKind::kAllReduce, CollKind::kReduceScatter, CollKind::kAllGather,
                           CollKind::kBroadcast}) {
