@@ -1,3 +1,5 @@
+// Finding libbraid_cuda.so and remembering which communicators are bound to which device
+// group (see the header). Host-only programs pay one relaxed atomic load per call.
 #include "comm/device_path.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,5 @@
+// SingleDeviceGroup (see the header): FIFO allocation, per-call plans for all ranks at once
+// (so protocol and channel count agree on both ends of every FIFO), and the launch.
 #include "collectives/device/cuda/single_device_group.h"
 
 #include <cuda_runtime.h>
