@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "api/guard.h"
+#include "comm/device_path.h"
 #include "comm/group.h"
 #include "comm/op.h"
 
@@ -19,7 +20,8 @@ braidResult_t enqueue(Op op, braidComm_t comm, braidStream_t stream) {
   return guard(toComm(comm), [&]() -> Status {
     if (comm == nullptr) return braid::invalidArgument(std::string(op.apiName) + ": comm is NULL");
     op.comm = toComm(comm);
-    if (stream != nullptr) {
+    const bool onDevice = braid::onDevicePath(op);  // device buffers on a device comm
+    if (stream != nullptr && !onDevice) {
       return braid::invalidUsage(std::string(op.apiName) +
                                  ": stream is not NULL, but this build runs host buffers only "
                                  "(device buffers and CUDA streams arrive with the CUDA path)");
@@ -28,6 +30,7 @@ braidResult_t enqueue(Op op, braidComm_t comm, braidStream_t stream) {
     // nothing; a peer that entered the collective fails at its deadline.
     BRAID_RETURN_IF_ERROR(braid::validate(op));
     BRAID_RETURN_IF_ERROR(op.comm->health());
+    if (onDevice) return braid::enqueueOnDevice(op, stream);
     return braid::submit(std::move(op));
   });
 }

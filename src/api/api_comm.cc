@@ -11,6 +11,7 @@
 #include "api/guard.h"
 #include "bootstrap/launch_env.h"
 #include "bootstrap/root_server.h"
+#include "comm/device_path.h"
 #include "comm/shrink.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -90,10 +91,10 @@ braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist)
       return braid::invalidArgument("braidCommInitAll: ndev " + std::to_string(ndev) +
                                     " must be positive");
     }
-    if (devlist != nullptr) {
-      return braid::invalidUsage(
-          "braidCommInitAll: devlist names CUDA devices, which this build "
-          "does not drive yet; pass NULL for host ranks");
+    std::string noDevices;
+    if (devlist != nullptr && !braid::deviceListSupported(devlist, ndev, &noDevices)) {
+      return braid::invalidUsage("braidCommInitAll: devlist names CUDA devices, but " + noDevices +
+                                 "; pass NULL for host ranks");
     }
     BRAID_ASSIGN_OR_RETURN(braid::Config config, braid::Config::fromEnv());
     BRAID_ASSIGN_OR_RETURN(bootstrap::UniqueId id,
@@ -112,6 +113,19 @@ braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist)
         comms[k] = nullptr;
       }
       return results[r].withContext("braidCommInitAll");
+    }
+    if (devlist != nullptr) {  // ranks sharing one device: comm/device_path.h
+      std::vector<braid::Comm*> ranks;
+      for (int r = 0; r < ndev; ++r) ranks.push_back(toComm(comms[r]));
+      Status attached = braid::attachDeviceGroup(ranks, devlist);
+      if (!attached.isOk()) {
+        for (int r = 0; r < ndev; ++r) {
+          braid::detachDevice(ranks[r]);
+          delete ranks[r];
+          comms[r] = nullptr;
+        }
+        return attached.withContext("braidCommInitAll");
+      }
     }
     return Status::ok();
   });
@@ -198,6 +212,7 @@ braidResult_t braidCommFinalize(braidComm_t comm) {
 
 braidResult_t braidCommDestroy(braidComm_t comm) {
   return guard(nullptr, [&]() -> Status {
+    braid::detachDevice(toComm(comm));
     delete toComm(comm);
     return Status::ok();
   });
@@ -208,6 +223,7 @@ braidResult_t braidCommAbort(braidComm_t comm) {
     if (comm == nullptr) return Status::ok();
     toComm(comm)->requestAbort();
     toComm(comm)->drain();
+    braid::detachDevice(toComm(comm));
     delete toComm(comm);
     return Status::ok();
   });

@@ -5,6 +5,7 @@
 
 #include "collectives/algorithm.h"
 #include "comm/comm.h"
+#include "comm/device_path.h"
 #include "comm/op.h"
 #include "core/device_memory.h"
 #include "core/types.h"
@@ -144,7 +145,7 @@ Status validate(const Op& op) {
     return bad(op,
                "recvbuff is NULL but this rank receives " + std::to_string(recvBytes) + " bytes");
   }
-  if (isDeviceMemory(op.send) || isDeviceMemory(op.recv)) {
+  if (!onDevicePath(op) && (isDeviceMemory(op.send) || isDeviceMemory(op.recv))) {
     return invalidUsage(std::string(op.apiName) +
                         ": a buffer is CUDA device memory, but this build runs collectives on "
                         "host memory only (the device path is not implemented yet)");

@@ -1,0 +1,148 @@
+// Finding libbraid_cuda.so and remembering which communicators are bound to which device
+// group (see the header). Host-only programs pay one relaxed atomic load per call.
+#include "comm/device_path.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "collectives/device/cuda/device_path_abi.h"
+#include "core/device_memory.h"
+
+namespace braid {
+namespace {
+
+constexpr size_t kErrorBytes = 512;
+
+// libbraid_cuda.so from the directory this library was loaded from (build tree or install),
+// then the loader's search path. Looked up once; null when absent (a CPU-only build).
+const BraidDevicePathV1* deviceApi(std::string* why) {
+  static const BraidDevicePathV1* api = nullptr;
+  static std::string failure;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string dir;
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&deviceListSupported), &info) != 0 && info.dli_fname) {
+      dir = info.dli_fname;
+      dir = dir.substr(0, dir.find_last_of('/') + 1);
+    }
+    void* lib = dir.empty() ? nullptr : dlopen((dir + "libbraid_cuda.so").c_str(), RTLD_NOW);
+    if (lib == nullptr) lib = dlopen("libbraid_cuda.so", RTLD_NOW);
+    if (lib == nullptr) {
+      failure = "libbraid_cuda.so was not found (this braid was built without CUDA)";
+      return;
+    }
+    using Entry = const BraidDevicePathV1* (*)();
+    auto entry = reinterpret_cast<Entry>(dlsym(lib, "braidDevicePathV1"));
+    const BraidDevicePathV1* table = entry ? entry() : nullptr;
+    if (table == nullptr || table->version != 1) {
+      failure = "libbraid_cuda.so does not match this libbraid";
+      return;
+    }
+    api = table;
+  });
+  if (api == nullptr && why != nullptr) *why = failure;
+  return api;
+}
+
+// The device group a communicator's rank belongs to. A group is shared by its ranks and
+// released with the last of them.
+struct Binding {
+  std::shared_ptr<void> group;
+};
+std::mutex bindingsMu;
+std::atomic<int> boundComms{0};  // lets host-only programs skip the lock on every call
+std::map<const Comm*, Binding>& bindings() {
+  static auto* map = new std::map<const Comm*, Binding>;  // never destroyed: exit-safe
+  return *map;
+}
+
+Status fromCode(int code, const char* error) {
+  switch (code) {
+    case 0:
+      return Status::ok();
+    case 2:
+      return invalidUsage(error);
+    case 3:
+      return invalidArgument(error);
+    default:
+      return internalError(error);
+  }
+}
+
+}  // namespace
+
+bool deviceListSupported(const int* devlist, int ndev, std::string* why) {
+  for (int r = 1; r < ndev; ++r) {
+    if (devlist[r] != devlist[0]) {
+      *why =
+          "the ranks name different devices, and this build drives ranks sharing one device only";
+      return false;
+    }
+  }
+  return deviceApi(why) != nullptr;
+}
+
+Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist) {
+  std::string why;
+  const BraidDevicePathV1* api = deviceApi(&why);
+  if (api == nullptr) return invalidUsage(why);
+  char error[kErrorBytes] = "";
+  void* raw = api->createGroup(int(comms.size()), devlist[0], error, sizeof(error));
+  if (raw == nullptr) return internalError(std::string("creating the device group: ") + error);
+  std::shared_ptr<void> group(raw, api->releaseGroup);
+  std::lock_guard<std::mutex> lock(bindingsMu);
+  for (Comm* c : comms) bindings()[c] = Binding{group};
+  boundComms.store(int(bindings().size()), std::memory_order_release);
+  return Status::ok();
+}
+
+void detachDevice(Comm* comm) {
+  std::shared_ptr<void> last;  // released outside the lock (it synchronises the device)
+  {
+    std::lock_guard<std::mutex> lock(bindingsMu);
+    auto it = bindings().find(comm);
+    if (it == bindings().end()) return;
+    last = std::move(it->second.group);
+    bindings().erase(it);
+    boundComms.store(int(bindings().size()), std::memory_order_release);
+  }
+}
+
+bool onDevicePath(const Op& op) {
+  if (boundComms.load(std::memory_order_acquire) == 0) return false;
+  {
+    std::lock_guard<std::mutex> lock(bindingsMu);
+    if (bindings().empty() || bindings().count(op.comm) == 0) return false;
+  }
+  return isDeviceMemory(op.send) || isDeviceMemory(op.recv);
+}
+
+Status enqueueOnDevice(const Op& op, void* stream) {
+  if (op.kind != OpKind::kCollective || op.coll == coll::CollKind::kAllToAllv) {
+    return invalidUsage(std::string(op.apiName) + ": not yet available for device buffers");
+  }
+  const bool sendOnDevice = op.send == nullptr || isDeviceMemory(op.send);
+  const bool recvOnDevice = op.recv == nullptr || isDeviceMemory(op.recv);
+  if (!sendOnDevice || !recvOnDevice) {
+    return invalidUsage(std::string(op.apiName) +
+                        ": one buffer is CUDA device memory and the other is not; pass both "
+                        "on the communicator's device");
+  }
+  std::shared_ptr<void> group;
+  {
+    std::lock_guard<std::mutex> lock(bindingsMu);
+    group = bindings()[op.comm].group;
+  }
+  const BraidDevicePathV1* api = deviceApi(nullptr);
+  const coll::CollArgs args = toCollArgs(op);
+  char error[kErrorBytes] = "";
+  return fromCode(api->enqueue(group.get(), &args, op.send, op.recv, stream, error, sizeof(error)),
+                  error);
+}
+
+}  // namespace braid

@@ -1,0 +1,38 @@
+// Routing CUDA device buffers to the device executor, without linking CUDA into braid.
+//
+// The device path lives in libbraid_cuda.so (built where nvcc is found, installed beside
+// libbraid). braid loads it with dlopen only when an application asks for CUDA devices
+// (braidCommInitAll with a devlist), so CPU-only programs never load CUDA. Today one case
+// is served: every rank of braidCommInitAll on the same device (a single GPU hosting a whole
+// communicator); the ranks share one device-memory FIFO group and each call enqueues its
+// rank's kernel on the caller's stream. Anything else with device memory is refused with
+// braidInvalidUsage, as before.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "comm/op.h"
+#include "core/status.h"
+
+namespace braid {
+
+class Comm;
+
+/// Whether braidCommInitAll can give these ranks CUDA devices; *why says why not.
+bool deviceListSupported(const int* devlist, int ndev, std::string* why);
+
+/// Binds the ranks of one braidCommInitAll to a shared device group on devlist[0].
+Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist);
+
+/// Forgets `comm`'s device binding (call before deleting it). No-op for host comms.
+void detachDevice(Comm* comm);
+
+/// True when `op` names device memory on a communicator bound to a device group: it then
+/// skips the host-only checks and runs through enqueueOnDevice.
+bool onDevicePath(const Op& op);
+
+/// Enqueues `op` (validated) on `stream` (a cudaStream_t) and returns.
+Status enqueueOnDevice(const Op& op, void* stream);
+
+}  // namespace braid
