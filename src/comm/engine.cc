@@ -80,6 +80,30 @@ class CommWork {
     return "nothing";
   }
 
+  /// The peer the current stage waits for: the first unfinished receive's,
+  /// else the first unfinished send's; -1 when none. A timeout blames it.
+  int pendingPeer() const {
+    if (stage_ == nullptr) return -1;
+    int sendPeer = -1;
+    for (size_t r = 0; r < stage_->runners.size(); ++r) {
+      const ScheduleRunner& runner = *stage_->runners[r];
+      if (runner.done()) continue;
+      const coll::Step& step = stage_->schedules[r]->steps[runner.stepIndex()];
+      for (size_t i = 0; i < step.actions.size(); ++i) {
+        const coll::Action& a = step.actions[i];
+        const bool send = a.kind == coll::ActionKind::kSend;
+        if (a.peer < 0 || a.peer == comm_->rank() || a.kind == coll::ActionKind::kCopy ||
+            a.kind == coll::ActionKind::kDivide ||
+            runner.movedBytes(i) >= (send ? a.src.bytes : a.dst.bytes)) {
+          continue;
+        }
+        if (!send) return a.peer;
+        if (sendPeer < 0) sendPeer = a.peer;
+      }
+    }
+    return sendPeer;
+  }
+
   /// Lets the flight recorder see how far the current stage got.
   void snapshot() const {
     if (stage_ != nullptr) comm_->flightRecorder().snapshot(stage_->runners);
@@ -281,8 +305,10 @@ Status waitLoop(std::vector<CommWork>& works) {
       std::snprintf(secs, sizeof(secs), "%g", timeout);
       return failAll(works,
                      timeoutError(std::string(waiting->currentApi()) + " on rank " +
-                                  std::to_string(waiting->comm()->rank()) + ": no progress for " +
-                                  secs + " s (BRAID_TIMEOUT) in " + waiting->describePending()));
+                                      std::to_string(waiting->comm()->rank()) +
+                                      ": no progress for " + secs + " s (BRAID_TIMEOUT) in " +
+                                      waiting->describePending(),
+                                  waiting->pendingPeer()));
     }
     ++idle;
     if (idle < spinLimit) {

@@ -298,12 +298,14 @@ Status ShmTransport::waitForActivity(const Deadline& deadline, int maxWaitMs) {
 void ShmTransport::abort(const Status& reason) {
   if (aborted_.exchange(true)) return;
   std::string why = reason.message().empty() ? "abort requested" : reason.message();
+  // Peers blame the rank the reason blames (a dead peer, or one a notice named).
+  const int origin = reason.peer() >= 0 && reason.peer() < nranks_ ? reason.peer() : rank_;
   for (int peer = 0; peer < nranks_; ++peer) {
     if (peer == rank_) continue;
-    shm::postAbort(peerControl(peer), rank_, why);
+    shm::postAbort(peerControl(peer), rank_, origin, why);
     shm::ring(peerControl(peer));
   }
-  shm::postAbort(ownControl(), rank_, why);
+  shm::postAbort(ownControl(), rank_, origin, why);
   shm::ring(ownControl());
 }
 

@@ -21,7 +21,8 @@
 //    through a bounded per-stream staging buffer.
 //
 // Failures are sticky: once a connector fails, every later call returns the
-// same Status, which names the peer.
+// same Status, which names the peer, or, when the peer sent an abort notice
+// (socket_notice.cc), the rank the notice blames.
 #include "transports/socket/socket_connector.h"
 
 #include <sys/epoll.h>
@@ -48,8 +49,9 @@ Status AbortState::error() const {
   return Status(code, "socket transport was aborted on this rank (" + why + ")", reason_.peer());
 }
 
-SocketConnector::SocketConnector(int peer, std::vector<Fd> streams, const AbortState* abort)
-    : peer_(peer), abort_(abort) {
+SocketConnector::SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams,
+                                 const AbortState* abort)
+    : rank_(rank), peer_(peer), nranks_(nranks), abort_(abort) {
   streams_.resize(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) streams_[i].fd = std::move(streams[i]);
 }
@@ -85,8 +87,9 @@ Status SocketConnector::progress(bool* progressed) {
   if (!error_.isOk()) return error_;
   if (abort_->triggered()) return fail(abort_->error());
   for (int i = 0; i < streamCount(); ++i) {
-    BRAID_RETURN_IF_ERROR(fail(pumpSend(i, progressed)));
-    BRAID_RETURN_IF_ERROR(fail(pumpRecv(i, progressed)));
+    Status s = pumpSend(i, progressed);
+    if (s.isOk()) s = pumpRecv(i, progressed);
+    if (!s.isOk()) return fail(preferNotice(std::move(s), i));
   }
   retireFinished();
   return fail(checkPeerAlive());
@@ -159,7 +162,7 @@ Status SocketConnector::pumpSend(int index, bool* progressed) {
 }
 
 bool SocketConnector::stalled(const Stream& s) const {
-  return s.in.headerGot == sizeof(FrameHeader) && s.in.msg == nullptr;
+  return s.in.headerGot == sizeof(FrameHeader) && s.in.msg == nullptr && !isNotice(s);
 }
 
 Status SocketConnector::pumpRecv(int index, bool* progressed) {
@@ -185,6 +188,7 @@ Status SocketConnector::pumpRecv(int index, bool* progressed) {
       in.headerGot += r->bytes;
       if (in.headerGot < sizeof(FrameHeader)) continue;
     }
+    if (isNotice(s)) return readNotice(s, index);
     if (in.msg == nullptr) {
       BRAID_RETURN_IF_ERROR(matchHeader(s, index));
       if (in.msg == nullptr) return Status::ok();  // stalled: no receive posted yet

@@ -4,18 +4,28 @@
 // waitForActivity registers each stream for what it can use now (EPOLLIN
 // unless the stream is stalled waiting for a receive to be posted, EPOLLOUT
 // only while it has bytes to send, EPOLLRDHUP always), so a level-triggered
-// wait never spins. A stream whose peer hung up is dropped from the set; the
-// next progress() drains what is left and decides whether that is an error.
+// wait never spins. A stream whose peer hung up is dropped from the set. After
+// the wait, every connector with an event is progressed, also one the current
+// step does not wait on: it reads early headers (its streams then stall and
+// stop waking us), abort notices and hang-ups, and decides whether they are
+// an error (a hang-up with nothing expected from that peer is not).
 //
-// abort() only shutdown()s the sockets: peers read EOF at once and report a
+// abort() shutdown()s the sockets: peers read EOF at once and report a
 // braidRemoteError naming this rank, local waiters wake up, and no descriptor
 // another thread may be polling is closed (that happens in the destructor).
+// When the reason blames another rank (a dead or stalled peer, or one named
+// by a peer's notice), it first writes an abort notice naming that rank on
+// every stream (socket_notice.cc), so every survivor names the same origin.
+// Only the engine's failure path (Comm::fail, on the thread that drives the
+// communicator's calls) passes such a reason; braidCommAbort from another
+// thread blames this rank and only shuts down, so notices never race progress().
 #include "transports/socket/socket_transport.h"
 
 #include <sys/epoll.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <string>
 #include <vector>
 
 #include "transports/socket/socket_connector.h"
@@ -36,8 +46,8 @@ class SocketTransport final : public Transport {
     connectors_.resize(peers.size());
     for (size_t p = 0; p < peers.size(); ++p) {
       if (static_cast<int>(p) == rank_) continue;
-      connectors_[p] =
-          std::make_unique<SocketConnector>(static_cast<int>(p), std::move(peers[p]), &abort_);
+      connectors_[p] = std::make_unique<SocketConnector>(
+          rank_, static_cast<int>(p), static_cast<int>(peers.size()), std::move(peers[p]), &abort_);
       for (int s = 0; s < connectors_[p]->streamCount(); ++s) {
         watches_.push_back(Watch{connectors_[p].get(), s, 0});
       }
@@ -63,17 +73,34 @@ class SocketTransport final : public Transport {
     int timeoutMs = deadline.remainingMs(std::max(0, maxWaitMs));  // never "forever"
     int n = ::epoll_wait(epoll_.get(), events, 64, timeoutMs);
     if (n < 0 && errno != EINTR) return systemError("socket transport: epoll_wait", errno);
+    SocketConnector* active[64];
+    int activeCount = 0;
     for (int i = 0; i < n; ++i) {
-      if ((events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) == 0) continue;
       Watch& w = watches_[events[i].data.u64];
-      w.conn->noteHangup(w.stream);
+      if ((events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
+        w.conn->noteHangup(w.stream);
+      }
+      if (std::find(active, active + activeCount, w.conn) == active + activeCount) {
+        active[activeCount++] = w.conn;
+      }
     }
     if (abort_.triggered()) return abort_.error();
+    for (int i = 0; i < activeCount; ++i) {
+      bool progressed = false;
+      BRAID_RETURN_IF_ERROR(active[i]->progress(&progressed));
+    }
     return Status::ok();
   }
 
   void abort(const Status& reason) override {
     if (!abort_.trigger(reason)) return;
+    const int origin = reason.peer();
+    if (origin >= 0 && origin != rank_) {
+      const std::string why = reason.message().empty() ? "no reason given" : reason.message();
+      for (const auto& c : connectors_) {
+        if (c) c->sendAbortNotice(origin, why);
+      }
+    }
     for (const auto& c : connectors_) {
       if (c) c->shutdownStreams();
     }

@@ -194,8 +194,12 @@ int runRank(const Scenario& s, RankProcesses& p, int rank) {
   const bool namesVictim =
       std::regex_search(message, std::regex("rank " + std::to_string(s.victim) + "\\b"));
   if (!namesPeer) problems.push_back("the error names no peer");
-  if (s.transport == "shm" && isKill(s.fault) && !namesVictim) {
-    problems.push_back("the error does not name the killed rank " + std::to_string(s.victim));
+  // A killed rank, and a rank whose connections were cut, is the one every
+  // other rank must blame, neighbour or not: those that only heard of the
+  // failure from a peer's abort too.
+  const bool mustNameVictim = isKill(s.fault) || (s.fault == Fault::kCut && rank != s.victim);
+  if (mustNameVictim && !namesVictim) {
+    problems.push_back("the error does not name the failed rank " + std::to_string(s.victim));
   }
   braidResult_t async = braidSuccess;
   if (braidCommGetAsyncError(comm, &async) != braidSuccess || async == braidSuccess) {

@@ -1,0 +1,137 @@
+// Abort notices: how a failure's origin reaches ranks that never talked to it.
+//
+// TCP carries no reason with a shutdown: a rank that reads EOF knows only that
+// the peer on that connection is gone. When rank K dies, its neighbours see
+// their connections to K close and name K; the other survivors would see
+// those neighbours' connections close and name the neighbours. So a rank that
+// fails because of another rank (the Status names that rank as its peer)
+// writes a notice {origin K, reason} on every stream of every peer before it
+// shuts the streams down, and a rank that reads a notice fails with
+// "rank K failed (reported by rank J): ...", naming K, and passes K on in its
+// own notices. Any rank that learns of the failure, first hand or not, thus
+// names the same origin.
+//
+// Framing. A notice is a FrameHeader with its own magic, so it can only be
+// read where a header is expected: the sender first finishes the fragment in
+// flight on the stream (its remaining header and payload bytes), which keeps
+// the receiver's byte stream in step. A receiver reads notices on stalled
+// streams too (no receive needed), and prefers a notice to the EOF that
+// follows it on another stream of the same peer.
+//
+// Bounded. The sockets are non-blocking; the sender gives up on a stream the
+// moment the kernel does not take bytes at once (a full socket buffer), so a
+// notice never delays an abort by more than a few system calls per stream.
+// A peer that gets no notice, or half of one, still reads EOF as before and
+// names the sender; a process that dies without a word is detected by EOF.
+#include <sys/uio.h>
+
+#include <algorithm>
+
+#include "transports/socket/socket_connector.h"
+
+namespace braid::transport::socket {
+namespace {
+
+// Writes `iov` fully or gives up (false) when the socket would block or fails.
+bool sendAllOrGiveUp(int fd, iovec* iov, int count) {
+  while (count > 0) {
+    Result<IoResult> r = sendSome(fd, iov, count);
+    if (!r.isOk() || r->bytes == 0) return false;
+    size_t left = r->bytes;
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<uint8_t*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  return true;
+}
+
+// A peer's text, made printable (it ends up in logs and error strings).
+std::string printable(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    if (c < 0x20 || c == 0x7f) c = ' ';
+  }
+  return out;
+}
+
+}  // namespace
+
+bool SocketConnector::finishOutFragment(Stream& s) {
+  OutFragment& out = s.out;
+  if (out.msg == nullptr) return true;
+  iovec iov[2] = {{reinterpret_cast<uint8_t*>(&out.header) + out.headerSent,
+                   sizeof(FrameHeader) - out.headerSent},
+                  {const_cast<uint8_t*>(out.msg->src) + out.header.offset + out.payloadSent,
+                   out.header.length - out.payloadSent}};
+  bool finished = sendAllOrGiveUp(s.fd.get(), iov, iov[1].iov_len > 0 ? 2 : 1);
+  // The stream is shut down next: whatever was sent, nothing more goes out on it.
+  out = OutFragment{};
+  return finished;
+}
+
+void SocketConnector::sendAbortNotice(int origin, const std::string& reason) {
+  if (!error_.isOk()) return;  // this link already failed: nobody reads it any more
+  std::string text = reason.substr(0, kNoticeReasonBytes);
+  for (Stream& s : streams_) {
+    if (s.eof || !finishOutFragment(s)) continue;
+    FrameHeader header = noticeHeader(origin, static_cast<uint32_t>(text.size()));
+    iovec iov[2] = {{&header, sizeof(header)}, {text.data(), text.size()}};
+    (void)sendAllOrGiveUp(s.fd.get(), iov, text.empty() ? 1 : 2);
+  }
+}
+
+Status SocketConnector::readNotice(Stream& s, int index) {
+  const FrameHeader& h = s.in.header;
+  if (h.length > kNoticeReasonBytes || h.seq >= static_cast<uint64_t>(nranks_) ||
+      h.messageBytes != 0 || h.offset != 0) {
+    return connectionError(index, "sent a corrupt abort notice");
+  }
+  s.noticeReason.resize(h.length);
+  bool complete = true;
+  while (s.in.payloadGot < h.length) {
+    Result<IoResult> r =
+        recvSome(s.fd.get(), s.noticeReason.data() + s.in.payloadGot, h.length - s.in.payloadGot);
+    if (!r.isOk() || r->closed) {  // the origin is known: keep the part of the reason we have
+      s.eof = true;
+      complete = false;
+      break;
+    }
+    if (r->bytes == 0) return Status::ok();  // the rest is on its way
+    s.in.payloadGot += r->bytes;
+  }
+  s.noticeReason.resize(s.in.payloadGot);
+  const int origin = static_cast<int>(h.seq);
+  const std::string why = printable(s.noticeReason) + (complete ? "" : " [cut off]");
+  const std::string reporter = "rank " + std::to_string(peer_);
+  std::string what;
+  if (origin == peer_) {
+    what = reporter + " failed: " + why;
+  } else if (origin == rank_) {
+    what = reporter + " blames this rank (" + std::to_string(rank_) + "): " + why;
+  } else {
+    what = "rank " + std::to_string(origin) + " failed (reported by " + reporter + "): " + why;
+  }
+  notice_ = remoteError(what, origin);
+  return notice_;
+}
+
+// When one stream of the peer fails (EOF, reset), another may still hold the
+// notice the peer wrote before closing: it names the true origin, so read it.
+Status SocketConnector::preferNotice(Status error, int failedStream) {
+  if (!notice_.isOk()) return notice_;
+  for (int i = 0; i < streamCount(); ++i) {
+    if (i == failedStream) continue;
+    bool ignored = false;
+    (void)pumpRecv(i, &ignored);
+    if (!notice_.isOk()) return notice_;
+  }
+  return error;
+}
+
+}  // namespace braid::transport::socket
