@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "collectives/algorithm.h"
 #include "collectives/host/schedule_runner.h"
@@ -303,12 +304,10 @@ Status waitLoop(std::vector<CommWork>& works) {
     if ((idle % 64 == 63 || idle >= spinLimit) && deadline.expired()) {
       char secs[32];
       std::snprintf(secs, sizeof(secs), "%g", timeout);
-      return failAll(works,
-                     timeoutError(std::string(waiting->currentApi()) + " on rank " +
-                                      std::to_string(waiting->comm()->rank()) +
-                                      ": no progress for " + secs + " s (BRAID_TIMEOUT) in " +
-                                      waiting->describePending(),
-                                  waiting->pendingPeer()));
+      const std::string what = std::string(waiting->currentApi()) + " on rank " +
+                               std::to_string(waiting->comm()->rank()) + ": no progress for " +
+                               secs + " s (BRAID_TIMEOUT) in " + waiting->describePending();
+      return failAll(works, timeoutError(what, waiting->pendingPeer()));
     }
     ++idle;
     if (idle < spinLimit) {
