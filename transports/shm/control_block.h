@@ -15,6 +15,9 @@
 //    first reason.
 //  - closed: the owner destroyed its transport cleanly (peers can tell a
 //    clean exit from a crash).
+//  - waitsFor: the rank the owner last waited BRAID_TIMEOUT for (-1: none),
+//    read by peers that time out to follow the chain of waits to the rank
+//    that stalled.
 #pragma once
 
 #include <atomic>
@@ -47,6 +50,7 @@ struct ControlBlock {
   alignas(kCacheLine) std::atomic<int32_t> abortRank{-1};
   std::atomic<uint32_t> reasonReady{0};
   std::atomic<uint32_t> closed{0};
+  std::atomic<int32_t> waitsFor{-1};
   int32_t originRank = -1;  // valid once reasonReady is set
   char abortReason[kAbortReasonBytes] = {};
 };

@@ -68,6 +68,8 @@ class ShmTransport : public Transport {
   }
   Status waitForActivity(const Deadline& deadline, int maxWaitMs) override;
   void abort(const Status& reason) override;
+  void reportWait(int peer) override;
+  std::vector<int> waitChain(int peer) override;
 
  private:
   ShmTransport(int rank, int nranks) : rank_(rank), nranks_(nranks) {}
@@ -307,6 +309,27 @@ void ShmTransport::abort(const Status& reason) {
   }
   shm::postAbort(ownControl(), rank_, origin, why);
   shm::ring(ownControl());
+}
+
+// Stalls: each rank's control block says whom it waited BRAID_TIMEOUT for;
+// the chain from the awaited peer ends at a rank that says nothing.
+void ShmTransport::reportWait(int peer) {
+  ownControl().waitsFor.store(peer, std::memory_order_release);
+}
+
+std::vector<int> ShmTransport::waitChain(int peer) {
+  std::vector<int> chain{peer};
+  std::vector<bool> onChain(nranks_, false);
+  onChain[rank_] = true;
+  for (int at = peer; at >= 0 && at < nranks_ && at != rank_;) {
+    onChain[at] = true;
+    at = peerControl(at).waitsFor.load(std::memory_order_acquire);
+    if (at < 0) break;
+    // A cycle of live ranks waiting for each other (mismatched calls): blame the peer.
+    if (at >= nranks_ || onChain[at]) return {peer};
+    chain.push_back(at);
+  }
+  return chain;
 }
 
 }  // namespace

@@ -50,8 +50,8 @@ Status AbortState::error() const {
 }
 
 SocketConnector::SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams,
-                                 const AbortState* abort)
-    : rank_(rank), peer_(peer), nranks_(nranks), abort_(abort) {
+                                 const AbortState* abort, std::vector<int>* waits)
+    : rank_(rank), peer_(peer), nranks_(nranks), abort_(abort), waits_(waits) {
   streams_.resize(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) streams_[i].fd = std::move(streams[i]);
 }
@@ -100,7 +100,7 @@ uint32_t SocketConnector::wantedEvents(int index) const {
   if (s.hungUp || s.eof) return 0;
   uint32_t events = EPOLLRDHUP;
   if (!stalled(s)) events |= EPOLLIN;
-  if (s.out.msg != nullptr) events |= EPOLLOUT;
+  if (s.out.msg != nullptr || s.controlSent < s.control.size()) events |= EPOLLOUT;
   return events;
 }
 
@@ -134,7 +134,12 @@ bool SocketConnector::assignFragment(Stream& s) {
 
 Status SocketConnector::pumpSend(int index, bool* progressed) {
   Stream& s = streams_[index];
-  while (s.out.msg != nullptr || assignFragment(s)) {
+  while (true) {
+    if (s.out.msg == nullptr) {  // between fragments: notices go first
+      bool flushed = false;
+      BRAID_RETURN_IF_ERROR(sendControl(index, &flushed));
+      if (!flushed || !assignFragment(s)) return Status::ok();
+    }
     OutFragment& out = s.out;
     SendMessage& msg = *out.msg;
     const auto* header = reinterpret_cast<const uint8_t*>(&out.header);
@@ -158,7 +163,6 @@ Status SocketConnector::pumpSend(int index, bool* progressed) {
       msg.req->done = true;  // the caller may free req from here on
     }
   }
-  return Status::ok();
 }
 
 bool SocketConnector::stalled(const Stream& s) const {
@@ -184,11 +188,15 @@ Status SocketConnector::pumpRecv(int index, bool* progressed) {
         return Status::ok();
       }
       if (r->bytes == 0) return Status::ok();
-      *progressed = true;
+      // Not progress yet: a header that stalls, or a notice, moves nothing.
       in.headerGot += r->bytes;
       if (in.headerGot < sizeof(FrameHeader)) continue;
     }
-    if (isNotice(s)) return readNotice(s, index);
+    if (isNotice(s)) {
+      BRAID_RETURN_IF_ERROR(readNotice(s, index));
+      if (isNotice(s)) return Status::ok();  // its text is still on its way
+      continue;                              // a wait report, consumed
+    }
     if (in.msg == nullptr) {
       BRAID_RETURN_IF_ERROR(matchHeader(s, index));
       if (in.msg == nullptr) return Status::ok();  // stalled: no receive posted yet

@@ -39,9 +39,11 @@ class SocketConnector final : public Connector {
   /// Per-stream staging for receives that reduce.
   static constexpr size_t kStagingBytes = 128 << 10;
 
-  /// This rank `rank` of `nranks` talks to `peer` over `streams`. `abort` is
-  /// owned by the transport, which outlives its connectors.
-  SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams, const AbortState* abort);
+  /// This rank `rank` of `nranks` talks to `peer` over `streams`. `abort` and
+  /// `waits` (by rank: whom each rank reported waiting for, -1 when none; null
+  /// to ignore reports) are owned by the transport, which outlives its connectors.
+  SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams, const AbortState* abort,
+                  std::vector<int>* waits = nullptr);
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
@@ -68,6 +70,9 @@ class SocketConnector final : public Connector {
   /// thread that runs progress(), while the posted send buffers are alive
   /// (the engine's failure path), and before shutdownStreams().
   void sendAbortNotice(int origin, const std::string& reason);
+  /// Queues a wait report (this rank waited BRAID_TIMEOUT for `waitedFor`) to
+  /// go out on stream 0 between two fragments; the connection goes on.
+  void queueWaitReport(int waitedFor);
 
  private:
   struct SendMessage {
@@ -110,6 +115,8 @@ class SocketConnector final : public Connector {
     bool eof = false;          // recv returned 0: the peer closed this stream
     bool hungUp = false;       // epoll reported a hang-up
     std::string noticeReason;  // an abort notice's text, while it arrives
+    std::string control;       // notices to send before the next fragment
+    size_t controlSent = 0;
   };
 
   bool assignFragment(Stream& s);
@@ -122,6 +129,7 @@ class SocketConnector final : public Connector {
   Status readNotice(Stream& s, int index);
   Status preferNotice(Status error, int failedStream);
   bool finishOutFragment(Stream& s);
+  Status sendControl(int index, bool* flushed);
   Status receivePayload(Stream& s, int index, size_t* moved, bool* closed);
   void finishFragment(Stream& s);
   bool stalled(const Stream& s) const;
@@ -134,6 +142,7 @@ class SocketConnector final : public Connector {
   const int peer_;
   const int nranks_;
   const AbortState* const abort_;  // the transport's; outlives this connector
+  std::vector<int>* const waits_;  // the transport's; may be null
   std::vector<Stream> streams_;
   std::deque<SendMessage> sends_;  // posted, not yet done, in seq order
   std::deque<RecvMessage> recvs_;

@@ -18,6 +18,12 @@
 // streams too (no receive needed), and prefers a notice to the EOF that
 // follows it on another stream of the same peer.
 //
+// Wait reports. A rank that waited BRAID_TIMEOUT for rank P queues a report
+// "I wait for P" to every peer, sent between two fragments on stream 0; the
+// connection goes on. Receivers note it in the transport's table, from which
+// a rank that times out follows the chain of waits to the rank that reported
+// none: the stalled one (see waitChain in socket_transport.cc).
+//
 // Bounded. The sockets are non-blocking; the sender gives up on a stream the
 // moment the kernel does not take bytes at once (a full socket buffer), so a
 // notice never delays an abort by more than a few system calls per stream.
@@ -63,6 +69,14 @@ std::string printable(const std::string& text) {
 }  // namespace
 
 bool SocketConnector::finishOutFragment(Stream& s) {
+  if (s.controlSent > 0 && s.controlSent < s.control.size()) {  // a notice half sent
+    iovec rest = {s.control.data() + s.controlSent, s.control.size() - s.controlSent};
+    s.control.clear();
+    s.controlSent = 0;
+    if (!sendAllOrGiveUp(s.fd.get(), &rest, 1)) return false;
+  }
+  s.control.clear();  // queued reports are moot once this rank aborts
+  s.controlSent = 0;
   OutFragment& out = s.out;
   if (out.msg == nullptr) return true;
   iovec iov[2] = {{reinterpret_cast<uint8_t*>(&out.header) + out.headerSent,
@@ -86,11 +100,41 @@ void SocketConnector::sendAbortNotice(int origin, const std::string& reason) {
   }
 }
 
+void SocketConnector::queueWaitReport(int waitedFor) {
+  if (!error_.isOk() || streams_.empty()) return;
+  FrameHeader header = waitReportHeader(waitedFor);
+  streams_[0].control.append(reinterpret_cast<const char*>(&header), sizeof(header));
+}
+
+Status SocketConnector::sendControl(int index, bool* flushed) {
+  Stream& s = streams_[index];
+  while (s.controlSent < s.control.size()) {
+    iovec iov = {s.control.data() + s.controlSent, s.control.size() - s.controlSent};
+    Result<IoResult> r = sendSome(s.fd.get(), &iov, 1);
+    if (!r.isOk()) return connectionError(index, r.status().message());
+    if (r->bytes == 0) {
+      *flushed = false;
+      return Status::ok();
+    }
+    s.controlSent += r->bytes;
+  }
+  s.control.clear();
+  s.controlSent = 0;
+  *flushed = true;
+  return Status::ok();
+}
+
 Status SocketConnector::readNotice(Stream& s, int index) {
   const FrameHeader& h = s.in.header;
-  if (h.length > kNoticeReasonBytes || h.seq >= static_cast<uint64_t>(nranks_) ||
-      h.messageBytes != 0 || h.offset != 0) {
-    return connectionError(index, "sent a corrupt abort notice");
+  const bool report = h.messageBytes == kWaitReport;
+  if (h.length > (report ? 0 : kNoticeReasonBytes) || h.seq >= static_cast<uint64_t>(nranks_) ||
+      (h.messageBytes != kAbortNotice && !report) || h.offset != 0) {
+    return connectionError(index, "sent a corrupt notice");
+  }
+  if (report) {
+    if (waits_ != nullptr) (*waits_)[peer_] = static_cast<int>(h.seq);
+    s.in = InFragment{};
+    return Status::ok();
   }
   s.noticeReason.resize(h.length);
   bool complete = true;

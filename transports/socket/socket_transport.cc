@@ -19,6 +19,13 @@
 // Only the engine's failure path (Comm::fail, on the thread that drives the
 // communicator's calls) passes such a reason; braidCommAbort from another
 // thread blames this rank and only shuts down, so notices never race progress().
+//
+// Stalls. A stalled process keeps its connections open (its kernel still
+// acknowledges), so nothing tells its peers it stopped; the ranks waiting for
+// it time out, and so do live ranks waiting behind them. reportWait sends
+// "this rank waits for P" to every peer; receivers keep the latest report of
+// each rank in waits_, and waitChain follows it from the awaited peer to the
+// first rank that reported no wait: the stalled one.
 #include "transports/socket/socket_transport.h"
 
 #include <sys/epoll.h>
@@ -44,10 +51,12 @@ class SocketTransport final : public Transport {
 
   Status init(std::vector<std::vector<Fd>> peers) {
     connectors_.resize(peers.size());
+    waits_.assign(peers.size(), -1);
     for (size_t p = 0; p < peers.size(); ++p) {
       if (static_cast<int>(p) == rank_) continue;
-      connectors_[p] = std::make_unique<SocketConnector>(
-          rank_, static_cast<int>(p), static_cast<int>(peers.size()), std::move(peers[p]), &abort_);
+      connectors_[p] = std::make_unique<SocketConnector>(rank_, static_cast<int>(p),
+                                                         static_cast<int>(peers.size()),
+                                                         std::move(peers[p]), &abort_, &waits_);
       for (int s = 0; s < connectors_[p]->streamCount(); ++s) {
         watches_.push_back(Watch{connectors_[p].get(), s, 0});
       }
@@ -106,6 +115,30 @@ class SocketTransport final : public Transport {
     }
   }
 
+  void reportWait(int peer) override {
+    if (abort_.triggered()) return;
+    waits_[rank_] = peer;
+    for (const auto& c : connectors_) {
+      if (c) c->queueWaitReport(peer);
+    }
+  }
+
+  std::vector<int> waitChain(int peer) override {
+    const int n = static_cast<int>(waits_.size());
+    std::vector<int> chain{peer};
+    std::vector<bool> onChain(n, false);
+    onChain[rank_] = true;
+    for (int at = peer; at >= 0 && at < n && waits_[at] >= 0;) {
+      onChain[at] = true;
+      at = waits_[at];
+      // Back to a rank on the chain (this one included): live ranks wait for
+      // each other in a cycle (mismatched calls), nobody stalled; blame the peer.
+      if (at >= n || onChain[at]) return {peer};
+      chain.push_back(at);
+    }
+    return chain;
+  }
+
  private:
   struct Watch {
     SocketConnector* conn;  // owned by connectors_, which lives as long as watches_
@@ -134,7 +167,9 @@ class SocketTransport final : public Transport {
   }
 
   const int rank_;
-  AbortState abort_;  // connectors_ point here, so it is declared before them
+  // connectors_ point to these two, so they are declared before them.
+  AbortState abort_;
+  std::vector<int> waits_;  // by rank: the rank it reported waiting for, -1 when none
   Fd epoll_;
   std::vector<std::unique_ptr<SocketConnector>> connectors_;  // null at rank_
   std::vector<Watch> watches_;

@@ -53,14 +53,24 @@ struct FrameHeader {
 };
 static_assert(sizeof(FrameHeader) == 32);
 
-/// An abort notice: a rank that fails writes one on every stream, at a frame
-/// boundary, before it shuts the stream down, so that ranks which never talk
-/// to the rank at fault still learn which rank that is. It is a FrameHeader
-/// with magic kNoticeMagic (never a data frame's), seq holding the rank at
-/// fault (the origin, which may be a third rank) and `length` bytes of reason
-/// text (at most kNoticeReasonBytes) following it; messageBytes and offset are 0.
+/// Notices: out-of-band frames between messages, told apart from data frames
+/// by the magic kNoticeMagic. `messageBytes` holds their kind:
+///  - kAbortNotice: a rank that fails writes one on every stream, at a frame
+///    boundary, before it shuts the stream down, so that ranks which never
+///    talk to the rank at fault still learn which rank that is. seq holds the
+///    rank at fault (the origin, which may be a third rank) and `length`
+///    bytes of reason text (at most kNoticeReasonBytes) follow.
+///  - kWaitReport: the sender waited BRAID_TIMEOUT for rank seq; no text,
+///    and the connection goes on.
+/// `offset` is 0.
+inline constexpr uint64_t kAbortNotice = 0;
+inline constexpr uint64_t kWaitReport = 1;
+
 inline FrameHeader noticeHeader(int origin, uint32_t reasonBytes) {
-  return FrameHeader{static_cast<uint64_t>(origin), 0, 0, reasonBytes, kNoticeMagic};
+  return FrameHeader{static_cast<uint64_t>(origin), kAbortNotice, 0, reasonBytes, kNoticeMagic};
+}
+inline FrameHeader waitReportHeader(int waitedFor) {
+  return FrameHeader{static_cast<uint64_t>(waitedFor), kWaitReport, 0, 0, kNoticeMagic};
 }
 
 /// FNV-1a: a stable 64-bit hash of the communicator tag for the hello.
