@@ -5,7 +5,9 @@
 //  - a notice on one stream wins over the EOF of another stream of the peer;
 //  - malformed notices are rejected, naming the peer;
 //  - a sender finishes the fragment in flight before the notice, so the byte
-//    stream stays framed (parsed here independently of the connector).
+//    stream stays framed (parsed here independently of the connector);
+//  - wait reports go out between fragments, are recorded by the receiver,
+//    and leave the connection working.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -28,6 +30,7 @@ constexpr int kRank = 0, kPeer = 1, kRanks = 4;
 // A connector of rank 0 to rank 1 (of 4) over `streams` socketpairs; the test holds the far ends.
 struct Link {
   socket::AbortState abort;
+  std::vector<int> waits = std::vector<int>(kRanks, -1);
   std::vector<socket::Fd> theirs;
   std::unique_ptr<socket::SocketConnector> conn;
 
@@ -39,7 +42,8 @@ struct Link {
       mine.emplace_back(fds[0]);
       theirs.emplace_back(fds[1]);
     }
-    conn = std::make_unique<socket::SocketConnector>(kRank, kPeer, kRanks, std::move(mine), &abort);
+    conn = std::make_unique<socket::SocketConnector>(kRank, kPeer, kRanks, std::move(mine), &abort,
+                                                     &waits);
   }
   Status pump() {
     bool progressed = false;
@@ -199,6 +203,76 @@ TEST(SocketNotice, SenderFinishesTheFragmentInFlightFirst) {
   EXPECT_TRUE(sawNotice);
   EXPECT_EQ(at, wire.size()) << "bytes after the notice";
   EXPECT_GT(payload, 0u);
+}
+
+TEST(SocketNotice, WaitReportsAreRecordedAndTheConnectionGoesOn) {
+  Link link(1);
+  uint8_t got[6] = {};
+  const uint8_t sent[6] = {1, 2, 3, 4, 5, 6};
+  Request r;
+  ASSERT_TRUE(link.conn->postRecv(RecvSink{got}, sizeof(got), &r).isOk());
+  socket::FrameHeader report = socket::waitReportHeader(3);
+  link.write(0, &report, sizeof(report));
+  bool progressed = true;
+  ASSERT_TRUE(link.conn->progress(&progressed).isOk());
+  EXPECT_FALSE(progressed) << "a wait report is not progress";
+  EXPECT_EQ(link.waits[kPeer], 3);
+  socket::FrameHeader data{0, sizeof(sent), 0, sizeof(sent), socket::kFrameMagic};
+  link.write(0, &data, sizeof(data));
+  link.write(0, sent, sizeof(sent));
+  ASSERT_TRUE(link.pump().isOk());
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(std::memcmp(got, sent, sizeof(sent)), 0);
+  // A report with text is malformed.
+  socket::FrameHeader bad = socket::waitReportHeader(2);
+  bad.length = 4;
+  link.write(0, &bad, sizeof(bad));
+  EXPECT_EQ(link.pump().peer(), kPeer);
+}
+
+TEST(SocketNotice, WaitReportGoesOutBetweenFragments) {
+  Link link(1);
+  const size_t bytes = socketCapacity() + 3 * socket::SocketConnector::kFragmentBytes;
+  std::vector<uint8_t> data(bytes);
+  for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(i * 13 + 5);
+  Request s;
+  ASSERT_TRUE(link.conn->postSend(data.data(), bytes, &s).isOk());
+  ASSERT_TRUE(link.pump().isOk());
+  ASSERT_FALSE(s.done);
+  link.conn->queueWaitReport(2);
+  std::vector<uint8_t> wire;
+  for (int round = 0; round < 10000 && !s.done; ++round) {
+    std::vector<uint8_t> more = link.drain(0);
+    wire.insert(wire.end(), more.begin(), more.end());
+    ASSERT_TRUE(link.pump().isOk());
+  }
+  ASSERT_TRUE(s.done);
+  std::vector<uint8_t> rest = link.drain(0);
+  wire.insert(wire.end(), rest.begin(), rest.end());
+
+  size_t at = 0, payload = 0;
+  int reports = 0;
+  while (at < wire.size()) {
+    socket::FrameHeader h;
+    ASSERT_LE(at + sizeof(h), wire.size());
+    std::memcpy(&h, wire.data() + at, sizeof(h));
+    at += sizeof(h);
+    if (h.magic == socket::kNoticeMagic) {
+      EXPECT_EQ(h.messageBytes, socket::kWaitReport);
+      EXPECT_EQ(h.seq, 2u);
+      EXPECT_EQ(h.length, 0u);
+      ++reports;
+      continue;
+    }
+    ASSERT_EQ(h.magic, socket::kFrameMagic);
+    ASSERT_EQ(h.offset, payload);
+    ASSERT_LE(at + h.length, wire.size());
+    EXPECT_EQ(std::memcmp(wire.data() + at, data.data() + h.offset, h.length), 0);
+    payload += h.length;
+    at += h.length;
+  }
+  EXPECT_EQ(reports, 1);
+  EXPECT_EQ(payload, bytes);
 }
 
 }  // namespace
