@@ -333,9 +333,10 @@ Status waitLoop(std::vector<CommWork>& works) {
     if ((idle % 64 == 63 || idle >= spinLimit) && deadline.expired()) {
       transport::Transport* t = waiting->comm()->transport();
       const int peer = waiting->pendingPeer();
-      if (!reported && t != nullptr && peer >= 0) {
+      if (!reported && t != nullptr && peer >= 0 && waiting->comm()->nranks() > 2) {
         // Say whom this rank waits for, and let the other stuck ranks say
-        // theirs, so that all blame the rank at the end of the chain.
+        // theirs, so that all blame the rank at the end of the chain (with
+        // two ranks there is no chain: the peer is to blame).
         t->reportWait(peer);
         reported = true;
         deadline = Deadline::in(std::min(timeout, kStallReportSeconds));
