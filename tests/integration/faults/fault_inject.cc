@@ -117,9 +117,10 @@ Failure provoke(const Scenario& s, RankProcesses& p, braidComm_t comm, int rank)
   for (int i = 0; i < kMaxIterations; ++i) {
     if (i == kProgressIteration) p.signalProgress(rank);
     if (s.fault == Fault::kCut && rank == s.victim && i == kProgressIteration) {
-      cutter = std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        std::printf("cut %d TCP connections\n", cutTcpConnections());
+      // Cut once the parent saw every rank in the loop: a rank that ran
+      // ahead must not fail the others before they got there.
+      cutter = std::thread([&p, rank] {
+        if (p.awaitRelease(rank)) std::printf("cut %d TCP connections\n", cutTcpConnections());
       });
     }
     const auto start = Clock::now();
@@ -277,6 +278,7 @@ bool runScenario(const Scenario& s) {
     std::fprintf(stderr, "FAILED: the ranks never reached the fault\n");
     return false;
   }
+  if (s.fault == Fault::kCut) p.release(s.victim);
   const pid_t victim = p.pid(s.victim);
   if (s.fault == Fault::kKillDuring || s.fault == Fault::kStall) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let them enter a call
