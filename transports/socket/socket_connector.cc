@@ -324,6 +324,15 @@ Status SocketConnector::fail(Status status) {
 
 Status SocketConnector::connectionError(int stream, const std::string& what) const {
   std::string where = stream >= 0 ? " (stream " + std::to_string(stream) + ")" : "";
+  // Not braid's own abort (fail() tells that apart): someone on this rank shut
+  // the connection down, so this rank is the one cut off, not the peer.
+  for (const Stream& s : streams_) {
+    if (!shutDownHere(s.fd.get())) continue;
+    return remoteError("socket connection to rank " + std::to_string(peer_) + where + ": " + what +
+                           "; it was shut down on this rank (" + std::to_string(rank_) +
+                           "), not by rank " + std::to_string(peer_),
+                       rank_);
+  }
   return remoteError("socket connection to rank " + std::to_string(peer_) + where + ": " + what +
                          "; rank " + std::to_string(peer_) + " may have failed or aborted",
                      peer_);
