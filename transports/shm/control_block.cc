@@ -9,6 +9,8 @@
 #include <climits>
 #include <cstring>
 
+#include "transports/failure_report.h"
+
 namespace braid::transport::shm {
 namespace {
 
@@ -65,7 +67,9 @@ Status abortStatus(const ControlBlock& block, int selfRank) {
   // Name the rank at fault first: the aborting rank only passes the news on.
   std::string culprit = origin == selfRank ? "this rank (" + std::to_string(origin) + ")"
                                            : "rank " + std::to_string(origin);
-  return remoteError("shm: " + culprit + " failed (reported by " + who + "): " + reason, origin);
+  return remoteError(
+      "shm: " + culprit + " failed " + kReportedByMarker + std::to_string(rank) + "): " + reason,
+      origin);
 }
 
 }  // namespace braid::transport::shm

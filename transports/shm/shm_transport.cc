@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "transports/failure_report.h"
 #include "transports/shm/control_block.h"
 #include "transports/shm/peer_watch.h"
 #include "transports/shm/shm_connector.h"
@@ -299,7 +300,8 @@ Status ShmTransport::waitForActivity(const Deadline& deadline, int maxWaitMs) {
 
 void ShmTransport::abort(const Status& reason) {
   if (aborted_.exchange(true)) return;
-  std::string why = reason.message().empty() ? "abort requested" : reason.message();
+  std::string why =
+      reason.message().empty() ? "abort requested" : firstHandAccount(reason.message());
   // Peers blame the rank the reason blames (a dead peer, or one a notice named).
   const int origin = reason.peer() >= 0 && reason.peer() < nranks_ ? reason.peer() : rank_;
   for (int peer = 0; peer < nranks_; ++peer) {

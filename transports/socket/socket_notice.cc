@@ -33,6 +33,7 @@
 
 #include <algorithm>
 
+#include "transports/failure_report.h"
 #include "transports/socket/socket_connector.h"
 
 namespace braid::transport::socket {
@@ -159,7 +160,8 @@ Status SocketConnector::readNotice(Stream& s, int index) {
   } else if (origin == rank_) {
     what = reporter + " blames this rank (" + std::to_string(rank_) + "): " + why;
   } else {
-    what = "rank " + std::to_string(origin) + " failed (reported by " + reporter + "): " + why;
+    what = "rank " + std::to_string(origin) + " failed " + kReportedByMarker +
+           std::to_string(peer_) + "): " + why;
   }
   notice_ = remoteError(what, origin);
   return notice_;

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "transports/failure_report.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_setup.h"
 
@@ -105,7 +106,8 @@ class SocketTransport final : public Transport {
     if (!abort_.trigger(reason)) return;
     const int origin = reason.peer();
     if (origin >= 0 && origin != rank_) {
-      const std::string why = reason.message().empty() ? "no reason given" : reason.message();
+      const std::string why =
+          reason.message().empty() ? "no reason given" : firstHandAccount(reason.message());
       for (const auto& c : connectors_) {
         if (c) c->sendAbortNotice(origin, why);
       }
