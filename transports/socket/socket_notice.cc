@@ -14,9 +14,11 @@
 // Framing. A notice is a FrameHeader with its own magic, so it can only be
 // read where a header is expected: the sender first finishes the fragment in
 // flight on the stream (its remaining header and payload bytes), which keeps
-// the receiver's byte stream in step. A receiver reads notices on stalled
-// streams too (no receive needed), and prefers a notice to the EOF that
-// follows it on another stream of the same peer.
+// the receiver's byte stream in step. A receiver reads a notice whether or
+// not it has a receive posted for that peer (the transport progresses every
+// connector with an event), though not behind a data header that waits for
+// one; it prefers a notice to the EOF that follows it on another stream of
+// the same peer.
 //
 // Wait reports. A rank that waited BRAID_TIMEOUT for rank P queues a report
 // "I wait for P" to every peer, sent between two fragments on stream 0; the
