@@ -13,12 +13,14 @@
 // abort() shutdown()s the sockets: peers read EOF at once and report a
 // braidRemoteError naming this rank, local waiters wake up, and no descriptor
 // another thread may be polling is closed (that happens in the destructor).
-// When the reason blames another rank (a dead or stalled peer, or one named
-// by a peer's notice), it first writes an abort notice naming that rank on
-// every stream (socket_notice.cc), so every survivor names the same origin.
-// Only the engine's failure path (Comm::fail, on the thread that drives the
+// When the reason blames a rank (a dead or stalled peer, one named by a
+// peer's notice, or this rank itself, e.g. for mismatched calls), it first
+// writes an abort notice naming that rank, with the reason, on every stream
+// (socket_notice.cc), so every survivor names the same origin. Only the
+// engine's failure path (Comm::fail, on the thread that drives the
 // communicator's calls) passes such a reason; braidCommAbort from another
-// thread blames this rank and only shuts down, so notices never race progress().
+// thread blames no rank (peer -1) and only shuts down, so notices never race
+// progress(); its peers read EOF and name this rank.
 //
 // Stalls. A stalled process keeps its connections open (its kernel still
 // acknowledges), so nothing tells its peers it stopped; the ranks waiting for
@@ -105,7 +107,7 @@ class SocketTransport final : public Transport {
   void abort(const Status& reason) override {
     if (!abort_.trigger(reason)) return;
     const int origin = reason.peer();
-    if (origin >= 0 && origin != rank_) {
+    if (origin >= 0) {
       const std::string why =
           reason.message().empty() ? "no reason given" : firstHandAccount(reason.message());
       for (const auto& c : connectors_) {
