@@ -83,9 +83,19 @@ class Transport {
   virtual Status waitForActivity(const Deadline& deadline, int maxWaitMs) = 0;
 
   /// Tells every peer that this rank failed with `reason` (they will see a
-  /// braidRemoteError naming this rank), and wakes local waiters. Idempotent;
-  /// callable from any thread.
+  /// braidRemoteError naming this rank, or the rank reason.peer() names), and
+  /// wakes local waiters. Idempotent; callable from any thread.
   virtual void abort(const Status& reason) = 0;
+
+  /// Stall diagnosis (docs/RELIABILITY.md). This rank waited BRAID_TIMEOUT for
+  /// `peer`: tell the peers, without failing, so that each rank that times out
+  /// can follow the chain of waits to the rank that stalled. Best effort;
+  /// called on the thread that drives progress. Default: tells nobody.
+  virtual void reportWait(int peer) { (void)peer; }
+  /// The chain of waits from `peer` as reported so far: peer, the rank it
+  /// waits for, ..., ending at a rank that reported no wait (the one to
+  /// blame). Default: {peer}.
+  virtual std::vector<int> waitChain(int peer) { return {peer}; }
 };
 
 }  // namespace braid::transport

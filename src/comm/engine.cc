@@ -2,9 +2,12 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "collectives/algorithm.h"
 #include "collectives/host/schedule_runner.h"
@@ -78,6 +81,30 @@ class CommWork {
       if (!r->done()) return r->describePending();
     }
     return "nothing";
+  }
+
+  /// The peer the current stage waits for: the first unfinished receive's,
+  /// else the first unfinished send's; -1 when none. A timeout blames it.
+  int pendingPeer() const {
+    if (stage_ == nullptr) return -1;
+    int sendPeer = -1;
+    for (size_t r = 0; r < stage_->runners.size(); ++r) {
+      const ScheduleRunner& runner = *stage_->runners[r];
+      if (runner.done()) continue;
+      const coll::Step& step = stage_->schedules[r]->steps[runner.stepIndex()];
+      for (size_t i = 0; i < step.actions.size(); ++i) {
+        const coll::Action& a = step.actions[i];
+        const bool send = a.kind == coll::ActionKind::kSend;
+        if (a.peer < 0 || a.peer == comm_->rank() || a.kind == coll::ActionKind::kCopy ||
+            a.kind == coll::ActionKind::kDivide ||
+            runner.movedBytes(i) >= (send ? a.src.bytes : a.dst.bytes)) {
+          continue;
+        }
+        if (!send) return a.peer;
+        if (sendPeer < 0) sendPeer = a.peer;
+      }
+    }
+    return sendPeer;
   }
 
   /// Lets the flight recorder see how far the current stage got.
@@ -239,6 +266,31 @@ Status failAll(std::vector<CommWork>& works, const Status& error) {
   return error;
 }
 
+// After BRAID_TIMEOUT, how long a rank that reported whom it waits for gives
+// the other stuck ranks to report theirs before it names the rank to blame.
+constexpr double kStallReportSeconds = 2.0;
+
+// The timeout error of `waiting`, blaming the end of the chain of waits from
+// the peer it waits for (the peer itself when nobody else reported a wait).
+Status stallError(CommWork& waiting, double timeout) {
+  char secs[32];
+  std::snprintf(secs, sizeof(secs), "%g", timeout);
+  std::string what = std::string(waiting.currentApi()) + " on rank " +
+                     std::to_string(waiting.comm()->rank()) + ": no progress for " + secs +
+                     " s (BRAID_TIMEOUT) in " + waiting.describePending();
+  const int peer = waiting.pendingPeer();
+  transport::Transport* t = waiting.comm()->transport();
+  const std::vector<int> chain = t != nullptr && peer >= 0 ? t->waitChain(peer) : std::vector{peer};
+  if (chain.size() > 1) {
+    what += "; rank " + std::to_string(chain[0]);
+    for (size_t i = 1; i < chain.size(); ++i) {
+      what += (i == 1 ? " waits for rank " : ", which waits for rank ") + std::to_string(chain[i]);
+    }
+    what += ", which reported no wait: rank " + std::to_string(chain.back()) + " stalled";
+  }
+  return timeoutError(what, chain.back());
+}
+
 Status waitLoop(std::vector<CommWork>& works) {
   double timeout = works[0].comm()->config().timeoutSeconds;
   int spinLimit = works[0].comm()->config().spinIterations;
@@ -247,6 +299,7 @@ Status waitLoop(std::vector<CommWork>& works) {
   }
   Deadline deadline;  // set when idleness begins
   int idle = 0;
+  bool reported = false;  // this wait was reported to the peers (stall diagnosis)
   while (true) {
     bool progressed = false, allDone = true;
     for (auto& w : works) {
@@ -261,6 +314,7 @@ Status waitLoop(std::vector<CommWork>& works) {
     if (allDone) return Status::ok();
     if (progressed) {
       idle = 0;
+      reported = false;
       continue;
     }
     // The deadline counts from the last progress; reading the clock only
@@ -277,12 +331,18 @@ Status waitLoop(std::vector<CommWork>& works) {
     }
     // Reading the clock costs as much as a spin; look at it every 64 idle rounds.
     if ((idle % 64 == 63 || idle >= spinLimit) && deadline.expired()) {
-      char secs[32];
-      std::snprintf(secs, sizeof(secs), "%g", timeout);
-      return failAll(works,
-                     timeoutError(std::string(waiting->currentApi()) + " on rank " +
-                                  std::to_string(waiting->comm()->rank()) + ": no progress for " +
-                                  secs + " s (BRAID_TIMEOUT) in " + waiting->describePending()));
+      transport::Transport* t = waiting->comm()->transport();
+      const int peer = waiting->pendingPeer();
+      if (!reported && t != nullptr && peer >= 0 && waiting->comm()->nranks() > 2) {
+        // Say whom this rank waits for, and let the other stuck ranks say
+        // theirs, so that all blame the rank at the end of the chain (with
+        // two ranks there is no chain: the peer is to blame).
+        t->reportWait(peer);
+        reported = true;
+        deadline = Deadline::in(std::min(timeout, kStallReportSeconds));
+        continue;
+      }
+      return failAll(works, stallError(*waiting, timeout));
     }
     ++idle;
     if (idle < spinLimit) {

@@ -454,7 +454,7 @@ TEST(SocketConnector, ReassemblesDribbledFramesAndReducesWholeElements) {
     mine.emplace_back(fds[0]);
     theirs.emplace_back(fds[1]);
   }
-  socket::SocketConnector conn(/*peer=*/1, std::move(mine), &abort);
+  socket::SocketConnector conn(/*rank=*/0, /*peer=*/1, /*nranks=*/2, std::move(mine), &abort);
   auto pump = [&] {
     bool progressed = false;
     Status st = conn.progress(&progressed);

@@ -9,6 +9,8 @@
 #include <climits>
 #include <cstring>
 
+#include "transports/failure_report.h"
+
 namespace braid::transport::shm {
 namespace {
 
@@ -36,12 +38,13 @@ void ringIfSleeping(ControlBlock& block) {
   if (block.sleepers.load(std::memory_order_relaxed) != 0) ring(block);
 }
 
-void postAbort(ControlBlock& block, int rank, const std::string& reason) {
+void postAbort(ControlBlock& block, int rank, int origin, const std::string& reason) {
   int32_t none = -1;
   if (block.abortRank.compare_exchange_strong(none, rank, std::memory_order_acq_rel)) {
     size_t n = std::min(reason.size(), kAbortReasonBytes - 1);
     std::memcpy(block.abortReason, reason.data(), n);
     block.abortReason[n] = '\0';
+    block.originRank = origin;
     block.reasonReady.store(1, std::memory_order_release);
   }
 }
@@ -51,12 +54,22 @@ Status abortStatus(const ControlBlock& block, int selfRank) {
   if (rank < 0) return Status::ok();
   // The aborting rank may still be writing its reason (or have died doing so).
   std::string reason = "no reason given";
+  int origin = rank;
   if (block.reasonReady.load(std::memory_order_acquire) != 0) {
     reason.assign(block.abortReason, strnlen(block.abortReason, kAbortReasonBytes));
+    origin = block.originRank;
   }
   std::string who = rank == selfRank ? "this rank (" + std::to_string(rank) + ")"
                                      : "rank " + std::to_string(rank);
-  return remoteError("shm: " + who + " aborted the communicator: " + reason, rank);
+  if (origin == rank) {
+    return remoteError("shm: " + who + " aborted the communicator: " + reason, rank);
+  }
+  // Name the rank at fault first: the aborting rank only passes the news on.
+  std::string culprit = origin == selfRank ? "this rank (" + std::to_string(origin) + ")"
+                                           : "rank " + std::to_string(origin);
+  return remoteError(
+      "shm: " + culprit + " failed " + kReportedByMarker + std::to_string(rank) + "): " + reason,
+      origin);
 }
 
 }  // namespace braid::transport::shm

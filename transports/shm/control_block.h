@@ -10,9 +10,14 @@
 //    and only then sleeps on the value it read; whichever side moves second
 //    sees the other (Dekker), so no wake-up is lost.
 //  - abort: the first rank to abort claims `abortRank` with a CAS, writes its
-//    reason, then sets `reasonReady`. Later aborts keep the first reason.
+//    reason and the rank it blames (`originRank`: itself, or the peer whose
+//    failure made it abort), then sets `reasonReady`. Later aborts keep the
+//    first reason.
 //  - closed: the owner destroyed its transport cleanly (peers can tell a
 //    clean exit from a crash).
+//  - waitsFor: the rank the owner last waited BRAID_TIMEOUT for (-1: none),
+//    read by peers that time out to follow the chain of waits to the rank
+//    that stalled.
 #pragma once
 
 #include <atomic>
@@ -45,6 +50,8 @@ struct ControlBlock {
   alignas(kCacheLine) std::atomic<int32_t> abortRank{-1};
   std::atomic<uint32_t> reasonReady{0};
   std::atomic<uint32_t> closed{0};
+  std::atomic<int32_t> waitsFor{-1};
+  int32_t originRank = -1;  // valid once reasonReady is set
   char abortReason[kAbortReasonBytes] = {};
 };
 
@@ -61,10 +68,12 @@ void ringIfSleeping(ControlBlock& block);
 template <typename HasWork>
 void sleepUnlessWork(ControlBlock& own, HasWork&& hasWork, int timeoutMs);
 
-/// Records that `rank` aborted with `reason`, unless a rank already did.
-void postAbort(ControlBlock& block, int rank, const std::string& reason);
+/// Records that `rank` aborted with `reason`, blaming rank `origin` (the rank
+/// whose failure it reacts to, or `rank` itself), unless a rank already did.
+void postAbort(ControlBlock& block, int rank, int origin, const std::string& reason);
 
-/// The error a rank reports once its control block carries an abort; ok otherwise.
+/// The error a rank reports once its control block carries an abort; ok
+/// otherwise. It names, and blames (Status::peer), the origin rank.
 Status abortStatus(const ControlBlock& block, int selfRank);
 
 /// Whether `block` carries an abort (cheap: one relaxed load).

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "transports/failure_report.h"
 #include "transports/shm/control_block.h"
 #include "transports/shm/peer_watch.h"
 #include "transports/shm/shm_connector.h"
@@ -68,6 +69,8 @@ class ShmTransport : public Transport {
   }
   Status waitForActivity(const Deadline& deadline, int maxWaitMs) override;
   void abort(const Status& reason) override;
+  void reportWait(int peer) override;
+  std::vector<int> waitChain(int peer) override;
 
  private:
   ShmTransport(int rank, int nranks) : rank_(rank), nranks_(nranks) {}
@@ -297,14 +300,38 @@ Status ShmTransport::waitForActivity(const Deadline& deadline, int maxWaitMs) {
 
 void ShmTransport::abort(const Status& reason) {
   if (aborted_.exchange(true)) return;
-  std::string why = reason.message().empty() ? "abort requested" : reason.message();
+  std::string why =
+      reason.message().empty() ? "abort requested" : firstHandAccount(reason.message());
+  // Peers blame the rank the reason blames (a dead peer, or one a notice named).
+  const int origin = reason.peer() >= 0 && reason.peer() < nranks_ ? reason.peer() : rank_;
   for (int peer = 0; peer < nranks_; ++peer) {
     if (peer == rank_) continue;
-    shm::postAbort(peerControl(peer), rank_, why);
+    shm::postAbort(peerControl(peer), rank_, origin, why);
     shm::ring(peerControl(peer));
   }
-  shm::postAbort(ownControl(), rank_, why);
+  shm::postAbort(ownControl(), rank_, origin, why);
   shm::ring(ownControl());
+}
+
+// Stalls: each rank's control block says whom it waited BRAID_TIMEOUT for;
+// the chain from the awaited peer ends at a rank that says nothing.
+void ShmTransport::reportWait(int peer) {
+  ownControl().waitsFor.store(peer, std::memory_order_release);
+}
+
+std::vector<int> ShmTransport::waitChain(int peer) {
+  std::vector<int> chain{peer};
+  std::vector<bool> onChain(nranks_, false);
+  onChain[rank_] = true;
+  for (int at = peer; at >= 0 && at < nranks_ && at != rank_;) {
+    onChain[at] = true;
+    at = peerControl(at).waitsFor.load(std::memory_order_acquire);
+    if (at < 0) break;
+    // A cycle of live ranks waiting for each other (mismatched calls): blame the peer.
+    if (at >= nranks_ || onChain[at]) return {peer};
+    chain.push_back(at);
+  }
+  return chain;
 }
 
 }  // namespace

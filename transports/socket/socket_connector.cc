@@ -21,7 +21,8 @@
 //    through a bounded per-stream staging buffer.
 //
 // Failures are sticky: once a connector fails, every later call returns the
-// same Status, which names the peer.
+// same Status, which names the peer, or, when the peer sent an abort notice
+// (socket_notice.cc), the rank the notice blames.
 #include "transports/socket/socket_connector.h"
 
 #include <sys/epoll.h>
@@ -48,8 +49,9 @@ Status AbortState::error() const {
   return Status(code, "socket transport was aborted on this rank (" + why + ")", reason_.peer());
 }
 
-SocketConnector::SocketConnector(int peer, std::vector<Fd> streams, const AbortState* abort)
-    : peer_(peer), abort_(abort) {
+SocketConnector::SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams,
+                                 const AbortState* abort, std::vector<int>* waits)
+    : rank_(rank), peer_(peer), nranks_(nranks), abort_(abort), waits_(waits) {
   streams_.resize(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) streams_[i].fd = std::move(streams[i]);
 }
@@ -85,8 +87,9 @@ Status SocketConnector::progress(bool* progressed) {
   if (!error_.isOk()) return error_;
   if (abort_->triggered()) return fail(abort_->error());
   for (int i = 0; i < streamCount(); ++i) {
-    BRAID_RETURN_IF_ERROR(fail(pumpSend(i, progressed)));
-    BRAID_RETURN_IF_ERROR(fail(pumpRecv(i, progressed)));
+    Status s = pumpSend(i, progressed);
+    if (s.isOk()) s = pumpRecv(i, progressed);
+    if (!s.isOk()) return fail(preferNotice(std::move(s), i));
   }
   retireFinished();
   return fail(checkPeerAlive());
@@ -97,7 +100,7 @@ uint32_t SocketConnector::wantedEvents(int index) const {
   if (s.hungUp || s.eof) return 0;
   uint32_t events = EPOLLRDHUP;
   if (!stalled(s)) events |= EPOLLIN;
-  if (s.out.msg != nullptr) events |= EPOLLOUT;
+  if (s.out.msg != nullptr || s.controlSent < s.control.size()) events |= EPOLLOUT;
   return events;
 }
 
@@ -131,7 +134,12 @@ bool SocketConnector::assignFragment(Stream& s) {
 
 Status SocketConnector::pumpSend(int index, bool* progressed) {
   Stream& s = streams_[index];
-  while (s.out.msg != nullptr || assignFragment(s)) {
+  while (true) {
+    if (s.out.msg == nullptr) {  // between fragments: notices go first
+      bool flushed = false;
+      BRAID_RETURN_IF_ERROR(sendControl(index, &flushed));
+      if (!flushed || !assignFragment(s)) return Status::ok();
+    }
     OutFragment& out = s.out;
     SendMessage& msg = *out.msg;
     const auto* header = reinterpret_cast<const uint8_t*>(&out.header);
@@ -155,11 +163,10 @@ Status SocketConnector::pumpSend(int index, bool* progressed) {
       msg.req->done = true;  // the caller may free req from here on
     }
   }
-  return Status::ok();
 }
 
 bool SocketConnector::stalled(const Stream& s) const {
-  return s.in.headerGot == sizeof(FrameHeader) && s.in.msg == nullptr;
+  return s.in.headerGot == sizeof(FrameHeader) && s.in.msg == nullptr && !isNotice(s);
 }
 
 Status SocketConnector::pumpRecv(int index, bool* progressed) {
@@ -181,9 +188,14 @@ Status SocketConnector::pumpRecv(int index, bool* progressed) {
         return Status::ok();
       }
       if (r->bytes == 0) return Status::ok();
-      *progressed = true;
+      // Not progress yet: a header that stalls, or a notice, moves nothing.
       in.headerGot += r->bytes;
       if (in.headerGot < sizeof(FrameHeader)) continue;
+    }
+    if (isNotice(s)) {
+      BRAID_RETURN_IF_ERROR(readNotice(s, index));
+      if (isNotice(s)) return Status::ok();  // its text is still on its way
+      continue;                              // a wait report, consumed
     }
     if (in.msg == nullptr) {
       BRAID_RETURN_IF_ERROR(matchHeader(s, index));
@@ -312,6 +324,15 @@ Status SocketConnector::fail(Status status) {
 
 Status SocketConnector::connectionError(int stream, const std::string& what) const {
   std::string where = stream >= 0 ? " (stream " + std::to_string(stream) + ")" : "";
+  // Not braid's own abort (fail() tells that apart): someone on this rank shut
+  // the connection down, so this rank is the one cut off, not the peer.
+  for (const Stream& s : streams_) {
+    if (!shutDownHere(s.fd.get())) continue;
+    return remoteError("socket connection to rank " + std::to_string(peer_) + where + ": " + what +
+                           "; it was shut down on this rank (" + std::to_string(rank_) +
+                           "), not by rank " + std::to_string(peer_),
+                       rank_);
+  }
   return remoteError("socket connection to rank " + std::to_string(peer_) + where + ": " + what +
                          "; rank " + std::to_string(peer_) + " may have failed or aborted",
                      peer_);

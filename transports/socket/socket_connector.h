@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "transports/connector.h"
@@ -38,8 +39,11 @@ class SocketConnector final : public Connector {
   /// Per-stream staging for receives that reduce.
   static constexpr size_t kStagingBytes = 128 << 10;
 
-  /// `abort` is owned by the transport, which outlives its connectors.
-  SocketConnector(int peer, std::vector<Fd> streams, const AbortState* abort);
+  /// This rank `rank` of `nranks` talks to `peer` over `streams`. `abort` and
+  /// `waits` (by rank: whom each rank reported waiting for, -1 when none; null
+  /// to ignore reports) are owned by the transport, which outlives its connectors.
+  SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams, const AbortState* abort,
+                  std::vector<int>* waits = nullptr);
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
@@ -60,6 +64,15 @@ class SocketConnector final : public Connector {
   const Status& error() const { return error_; }
   /// shutdown(SHUT_RDWR) on every stream so the peer sees EOF (thread-safe).
   void shutdownStreams();
+  /// Best effort, never blocks: finishes each stream's fragment in flight if
+  /// the socket takes it at once, then writes an abort notice naming `origin`,
+  /// the rank at fault, with `reason` (see socket_wire.h). Call only from the
+  /// thread that runs progress(), while the posted send buffers are alive
+  /// (the engine's failure path), and before shutdownStreams().
+  void sendAbortNotice(int origin, const std::string& reason);
+  /// Queues a wait report (this rank waited BRAID_TIMEOUT for `waitedFor`) to
+  /// go out on stream 0 between two fragments; the connection goes on.
+  void queueWaitReport(int waitedFor);
 
  private:
   struct SendMessage {
@@ -99,14 +112,24 @@ class SocketConnector final : public Connector {
     InFragment in;
     std::unique_ptr<uint8_t[]> staging;  // allocated on the first reducing receive
     size_t stagingFill = 0;
-    bool eof = false;     // recv returned 0: the peer closed this stream
-    bool hungUp = false;  // epoll reported a hang-up
+    bool eof = false;          // recv returned 0: the peer closed this stream
+    bool hungUp = false;       // epoll reported a hang-up
+    std::string noticeReason;  // an abort notice's text, while it arrives
+    std::string control;       // notices to send before the next fragment
+    size_t controlSent = 0;
   };
 
   bool assignFragment(Stream& s);
   Status pumpSend(int index, bool* progressed);
   Status pumpRecv(int index, bool* progressed);
   Status matchHeader(Stream& s, int index);
+  static bool isNotice(const Stream& s) {
+    return s.in.headerGot == sizeof(FrameHeader) && s.in.header.magic == kNoticeMagic;
+  }
+  Status readNotice(Stream& s, int index);
+  Status preferNotice(Status error, int failedStream);
+  bool finishOutFragment(Stream& s);
+  Status sendControl(int index, bool* flushed);
   Status receivePayload(Stream& s, int index, size_t* moved, bool* closed);
   void finishFragment(Stream& s);
   bool stalled(const Stream& s) const;
@@ -115,8 +138,11 @@ class SocketConnector final : public Connector {
   Status fail(Status status);
   Status connectionError(int stream, const std::string& what) const;
 
+  const int rank_;
   const int peer_;
+  const int nranks_;
   const AbortState* const abort_;  // the transport's; outlives this connector
+  std::vector<int>* const waits_;  // the transport's; may be null
   std::vector<Stream> streams_;
   std::deque<SendMessage> sends_;  // posted, not yet done, in seq order
   std::deque<RecvMessage> recvs_;
@@ -124,6 +150,7 @@ class SocketConnector final : public Connector {
   uint64_t nextAssignSeq_ = 0;  // the first message with unassigned fragments
   uint64_t recvFrontSeq_ = 0;   // seq of recvs_.front()
   Status error_;
+  Status notice_;  // set once an abort notice from the peer has been read
 };
 
 }  // namespace braid::transport::socket

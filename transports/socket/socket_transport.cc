@@ -4,20 +4,40 @@
 // waitForActivity registers each stream for what it can use now (EPOLLIN
 // unless the stream is stalled waiting for a receive to be posted, EPOLLOUT
 // only while it has bytes to send, EPOLLRDHUP always), so a level-triggered
-// wait never spins. A stream whose peer hung up is dropped from the set; the
-// next progress() drains what is left and decides whether that is an error.
+// wait never spins. A stream whose peer hung up is dropped from the set. After
+// the wait, every connector with an event is progressed, also one the current
+// step does not wait on: it reads early headers (its streams then stall and
+// stop waking us), abort notices and hang-ups, and decides whether they are
+// an error (a hang-up with nothing expected from that peer is not).
 //
-// abort() only shutdown()s the sockets: peers read EOF at once and report a
+// abort() shutdown()s the sockets: peers read EOF at once and report a
 // braidRemoteError naming this rank, local waiters wake up, and no descriptor
 // another thread may be polling is closed (that happens in the destructor).
+// When the reason blames a rank (a dead or stalled peer, one named by a
+// peer's notice, or this rank itself, e.g. for mismatched calls), it first
+// writes an abort notice naming that rank, with the reason, on every stream
+// (socket_notice.cc), so every survivor names the same origin. Only the
+// engine's failure path (Comm::fail, on the thread that drives the
+// communicator's calls) passes such a reason; braidCommAbort from another
+// thread blames no rank (peer -1) and only shuts down, so notices never race
+// progress(); its peers read EOF and name this rank.
+//
+// Stalls. A stalled process keeps its connections open (its kernel still
+// acknowledges), so nothing tells its peers it stopped; the ranks waiting for
+// it time out, and so do live ranks waiting behind them. reportWait sends
+// "this rank waits for P" to every peer; receivers keep the latest report of
+// each rank in waits_, and waitChain follows it from the awaited peer to the
+// first rank that reported no wait: the stalled one.
 #include "transports/socket/socket_transport.h"
 
 #include <sys/epoll.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <string>
 #include <vector>
 
+#include "transports/failure_report.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_setup.h"
 
@@ -34,10 +54,12 @@ class SocketTransport final : public Transport {
 
   Status init(std::vector<std::vector<Fd>> peers) {
     connectors_.resize(peers.size());
+    waits_.assign(peers.size(), -1);
     for (size_t p = 0; p < peers.size(); ++p) {
       if (static_cast<int>(p) == rank_) continue;
-      connectors_[p] =
-          std::make_unique<SocketConnector>(static_cast<int>(p), std::move(peers[p]), &abort_);
+      connectors_[p] = std::make_unique<SocketConnector>(rank_, static_cast<int>(p),
+                                                         static_cast<int>(peers.size()),
+                                                         std::move(peers[p]), &abort_, &waits_);
       for (int s = 0; s < connectors_[p]->streamCount(); ++s) {
         watches_.push_back(Watch{connectors_[p].get(), s, 0});
       }
@@ -63,20 +85,62 @@ class SocketTransport final : public Transport {
     int timeoutMs = deadline.remainingMs(std::max(0, maxWaitMs));  // never "forever"
     int n = ::epoll_wait(epoll_.get(), events, 64, timeoutMs);
     if (n < 0 && errno != EINTR) return systemError("socket transport: epoll_wait", errno);
+    SocketConnector* active[64];
+    int activeCount = 0;
     for (int i = 0; i < n; ++i) {
-      if ((events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) == 0) continue;
       Watch& w = watches_[events[i].data.u64];
-      w.conn->noteHangup(w.stream);
+      if ((events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
+        w.conn->noteHangup(w.stream);
+      }
+      if (std::find(active, active + activeCount, w.conn) == active + activeCount) {
+        active[activeCount++] = w.conn;
+      }
     }
     if (abort_.triggered()) return abort_.error();
+    for (int i = 0; i < activeCount; ++i) {
+      bool progressed = false;
+      BRAID_RETURN_IF_ERROR(active[i]->progress(&progressed));
+    }
     return Status::ok();
   }
 
   void abort(const Status& reason) override {
     if (!abort_.trigger(reason)) return;
+    const int origin = reason.peer();
+    if (origin >= 0) {
+      const std::string why =
+          reason.message().empty() ? "no reason given" : firstHandAccount(reason.message());
+      for (const auto& c : connectors_) {
+        if (c) c->sendAbortNotice(origin, why);
+      }
+    }
     for (const auto& c : connectors_) {
       if (c) c->shutdownStreams();
     }
+  }
+
+  void reportWait(int peer) override {
+    if (abort_.triggered()) return;
+    waits_[rank_] = peer;
+    for (const auto& c : connectors_) {
+      if (c) c->queueWaitReport(peer);
+    }
+  }
+
+  std::vector<int> waitChain(int peer) override {
+    const int n = static_cast<int>(waits_.size());
+    std::vector<int> chain{peer};
+    std::vector<bool> onChain(n, false);
+    onChain[rank_] = true;
+    for (int at = peer; at >= 0 && at < n && waits_[at] >= 0;) {
+      onChain[at] = true;
+      at = waits_[at];
+      // Back to a rank on the chain (this one included): live ranks wait for
+      // each other in a cycle (mismatched calls), nobody stalled; blame the peer.
+      if (at >= n || onChain[at]) return {peer};
+      chain.push_back(at);
+    }
+    return chain;
   }
 
  private:
@@ -107,7 +171,9 @@ class SocketTransport final : public Transport {
   }
 
   const int rank_;
-  AbortState abort_;  // connectors_ point here, so it is declared before them
+  // connectors_ point to these two, so they are declared before them.
+  AbortState abort_;
+  std::vector<int> waits_;  // by rank: the rank it reported waiting for, -1 when none
   Fd epoll_;
   std::vector<std::unique_ptr<SocketConnector>> connectors_;  // null at rank_
   std::vector<Watch> watches_;

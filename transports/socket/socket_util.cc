@@ -358,4 +358,19 @@ Result<IoResult> recvSome(int fd, void* data, size_t bytes) {
   }
 }
 
+bool shutDownHere(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof(info);
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
+  switch (info.tcpi_state) {
+    case TCP_FIN_WAIT1:
+    case TCP_FIN_WAIT2:
+    case TCP_CLOSING:
+    case TCP_TIME_WAIT:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace braid::transport::socket

@@ -143,4 +143,9 @@ Result<IoResult> sendSome(int fd, const iovec* iov, int iovCount);
 /// One non-blocking recv; EOF is reported as `closed`, a reset as an error.
 Result<IoResult> recvSome(int fd, void* data, size_t bytes);
 
+/// True when this end of TCP connection `fd` sent its FIN first, i.e. the
+/// connection was shut down on this side, not closed by the peer (whose
+/// close leaves this end in CLOSE_WAIT). False for anything else.
+bool shutDownHere(int fd);
+
 }  // namespace braid::transport::socket

@@ -1,6 +1,6 @@
 // The socket transport's wire formats: the address record ranks exchange
-// through the bootstrap, the hello each new connection starts with, and the
-// header in front of every fragment of a message.
+// through the bootstrap, the hello each new connection starts with, the
+// header in front of every fragment of a message, and the abort notice.
 //
 // All records are fixed-size and sent in host byte order (ranks of one
 // communicator share an architecture). Each starts with a magic so a stray
@@ -15,6 +15,9 @@ namespace braid::transport::socket {
 
 inline constexpr uint64_t kHelloMagic = 0x314b534449415242ULL;  // "BRAIDSK1" in memory
 inline constexpr uint32_t kFrameMagic = 0x46445242u;            // "BRDF" in memory
+inline constexpr uint32_t kNoticeMagic = 0x41445242u;           // "BRDA" in memory
+/// An abort notice's reason is cut to this many bytes.
+inline constexpr uint32_t kNoticeReasonBytes = 240;
 
 /// One rank's listening endpoint, published with Bootstrap::allGather.
 struct AddressRecord {
@@ -49,6 +52,26 @@ struct FrameHeader {
   uint32_t magic;         // kFrameMagic
 };
 static_assert(sizeof(FrameHeader) == 32);
+
+/// Notices: out-of-band frames between messages, told apart from data frames
+/// by the magic kNoticeMagic. `messageBytes` holds their kind:
+///  - kAbortNotice: a rank that fails writes one on every stream, at a frame
+///    boundary, before it shuts the stream down, so that ranks which never
+///    talk to the rank at fault still learn which rank that is. seq holds the
+///    rank at fault (the origin, which may be a third rank) and `length`
+///    bytes of reason text (at most kNoticeReasonBytes) follow.
+///  - kWaitReport: the sender waited BRAID_TIMEOUT for rank seq; no text,
+///    and the connection goes on.
+/// `offset` is 0.
+inline constexpr uint64_t kAbortNotice = 0;
+inline constexpr uint64_t kWaitReport = 1;
+
+inline FrameHeader noticeHeader(int origin, uint32_t reasonBytes) {
+  return FrameHeader{static_cast<uint64_t>(origin), kAbortNotice, 0, reasonBytes, kNoticeMagic};
+}
+inline FrameHeader waitReportHeader(int waitedFor) {
+  return FrameHeader{static_cast<uint64_t>(waitedFor), kWaitReport, 0, 0, kNoticeMagic};
+}
 
 /// FNV-1a: a stable 64-bit hash of the communicator tag for the hello.
 inline uint64_t hashTag(const std::string& tag) {

@@ -1,0 +1,185 @@
+// Abort notices: how a failure's origin reaches ranks that never talked to it.
+//
+// TCP carries no reason with a shutdown: a rank that reads EOF knows only that
+// the peer on that connection is gone. When rank K dies, its neighbours see
+// their connections to K close and name K; the other survivors would see
+// those neighbours' connections close and name the neighbours. So a rank that
+// fails because of another rank (the Status names that rank as its peer)
+// writes a notice {origin K, reason} on every stream of every peer before it
+// shuts the streams down, and a rank that reads a notice fails with
+// "rank K failed (reported by rank J): ...", naming K, and passes K on in its
+// own notices. Any rank that learns of the failure, first hand or not, thus
+// names the same origin.
+//
+// Framing. A notice is a FrameHeader with its own magic, so it can only be
+// read where a header is expected: the sender first finishes the fragment in
+// flight on the stream (its remaining header and payload bytes), which keeps
+// the receiver's byte stream in step. A receiver reads a notice whether or
+// not it has a receive posted for that peer (the transport progresses every
+// connector with an event), though not behind a data header that waits for
+// one; it prefers a notice to the EOF that follows it on another stream of
+// the same peer.
+//
+// Wait reports. A rank that waited BRAID_TIMEOUT for rank P queues a report
+// "I wait for P" to every peer, sent between two fragments on stream 0; the
+// connection goes on. Receivers note it in the transport's table, from which
+// a rank that times out follows the chain of waits to the rank that reported
+// none: the stalled one (see waitChain in socket_transport.cc).
+//
+// Bounded. The sockets are non-blocking; the sender gives up on a stream the
+// moment the kernel does not take bytes at once (a full socket buffer), so a
+// notice never delays an abort by more than a few system calls per stream.
+// A peer that gets no notice, or half of one, still reads EOF as before and
+// names the sender; a process that dies without a word is detected by EOF.
+#include <sys/uio.h>
+
+#include <algorithm>
+
+#include "transports/failure_report.h"
+#include "transports/socket/socket_connector.h"
+
+namespace braid::transport::socket {
+namespace {
+
+// Writes `iov` fully or gives up (false) when the socket would block or fails.
+bool sendAllOrGiveUp(int fd, iovec* iov, int count) {
+  while (count > 0) {
+    Result<IoResult> r = sendSome(fd, iov, count);
+    if (!r.isOk() || r->bytes == 0) return false;
+    size_t left = r->bytes;
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<uint8_t*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  return true;
+}
+
+// A peer's text, made printable (it ends up in logs and error strings).
+std::string printable(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    if (c < 0x20 || c == 0x7f) c = ' ';
+  }
+  return out;
+}
+
+}  // namespace
+
+bool SocketConnector::finishOutFragment(Stream& s) {
+  if (s.controlSent > 0 && s.controlSent < s.control.size()) {  // a notice half sent
+    iovec rest = {s.control.data() + s.controlSent, s.control.size() - s.controlSent};
+    s.control.clear();
+    s.controlSent = 0;
+    if (!sendAllOrGiveUp(s.fd.get(), &rest, 1)) return false;
+  }
+  s.control.clear();  // queued reports are moot once this rank aborts
+  s.controlSent = 0;
+  OutFragment& out = s.out;
+  if (out.msg == nullptr) return true;
+  iovec iov[2] = {{reinterpret_cast<uint8_t*>(&out.header) + out.headerSent,
+                   sizeof(FrameHeader) - out.headerSent},
+                  {const_cast<uint8_t*>(out.msg->src) + out.header.offset + out.payloadSent,
+                   out.header.length - out.payloadSent}};
+  bool finished = sendAllOrGiveUp(s.fd.get(), iov, iov[1].iov_len > 0 ? 2 : 1);
+  // The stream is shut down next: whatever was sent, nothing more goes out on it.
+  out = OutFragment{};
+  return finished;
+}
+
+void SocketConnector::sendAbortNotice(int origin, const std::string& reason) {
+  if (!error_.isOk()) return;  // this link already failed: nobody reads it any more
+  std::string text = reason.substr(0, kNoticeReasonBytes);
+  for (Stream& s : streams_) {
+    if (s.eof || !finishOutFragment(s)) continue;
+    FrameHeader header = noticeHeader(origin, static_cast<uint32_t>(text.size()));
+    iovec iov[2] = {{&header, sizeof(header)}, {text.data(), text.size()}};
+    (void)sendAllOrGiveUp(s.fd.get(), iov, text.empty() ? 1 : 2);
+  }
+}
+
+void SocketConnector::queueWaitReport(int waitedFor) {
+  if (!error_.isOk() || streams_.empty()) return;
+  FrameHeader header = waitReportHeader(waitedFor);
+  streams_[0].control.append(reinterpret_cast<const char*>(&header), sizeof(header));
+}
+
+Status SocketConnector::sendControl(int index, bool* flushed) {
+  Stream& s = streams_[index];
+  while (s.controlSent < s.control.size()) {
+    iovec iov = {s.control.data() + s.controlSent, s.control.size() - s.controlSent};
+    Result<IoResult> r = sendSome(s.fd.get(), &iov, 1);
+    if (!r.isOk()) return connectionError(index, r.status().message());
+    if (r->bytes == 0) {
+      *flushed = false;
+      return Status::ok();
+    }
+    s.controlSent += r->bytes;
+  }
+  s.control.clear();
+  s.controlSent = 0;
+  *flushed = true;
+  return Status::ok();
+}
+
+Status SocketConnector::readNotice(Stream& s, int index) {
+  const FrameHeader& h = s.in.header;
+  const bool report = h.messageBytes == kWaitReport;
+  if (h.length > (report ? 0 : kNoticeReasonBytes) || h.seq >= static_cast<uint64_t>(nranks_) ||
+      (h.messageBytes != kAbortNotice && !report) || h.offset != 0) {
+    return connectionError(index, "sent a corrupt notice");
+  }
+  if (report) {
+    if (waits_ != nullptr) (*waits_)[peer_] = static_cast<int>(h.seq);
+    s.in = InFragment{};
+    return Status::ok();
+  }
+  s.noticeReason.resize(h.length);
+  bool complete = true;
+  while (s.in.payloadGot < h.length) {
+    Result<IoResult> r =
+        recvSome(s.fd.get(), s.noticeReason.data() + s.in.payloadGot, h.length - s.in.payloadGot);
+    if (!r.isOk() || r->closed) {  // the origin is known: keep the part of the reason we have
+      s.eof = true;
+      complete = false;
+      break;
+    }
+    if (r->bytes == 0) return Status::ok();  // the rest is on its way
+    s.in.payloadGot += r->bytes;
+  }
+  s.noticeReason.resize(s.in.payloadGot);
+  const int origin = static_cast<int>(h.seq);
+  const std::string why = printable(s.noticeReason) + (complete ? "" : " [cut off]");
+  const std::string reporter = "rank " + std::to_string(peer_);
+  std::string what;
+  if (origin == peer_) {
+    what = reporter + " failed: " + why;
+  } else if (origin == rank_) {
+    what = reporter + " blames this rank (" + std::to_string(rank_) + "): " + why;
+  } else {
+    what = "rank " + std::to_string(origin) + " failed " + kReportedByMarker +
+           std::to_string(peer_) + "): " + why;
+  }
+  notice_ = remoteError(what, origin);
+  return notice_;
+}
+
+// When one stream of the peer fails (EOF, reset), another may still hold the
+// notice the peer wrote before closing: it names the true origin, so read it.
+Status SocketConnector::preferNotice(Status error, int failedStream) {
+  if (!notice_.isOk()) return notice_;
+  for (int i = 0; i < streamCount(); ++i) {
+    if (i == failedStream) continue;
+    bool ignored = false;
+    (void)pumpRecv(i, &ignored);
+    if (!notice_.isOk()) return notice_;
+  }
+  return error;
+}
+
+}  // namespace braid::transport::socket
