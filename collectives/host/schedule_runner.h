@@ -41,6 +41,16 @@ class ScheduleRunner {
 
   bool done() const { return step_ >= schedule_->steps.size(); }
 
+  /// Runs the same schedule again from its first step over `buffers` (same
+  /// sizes, new addresses), keeping this runner's allocations. Only once the
+  /// previous run is done, or failed on a communicator that no longer runs
+  /// anything: a connector may still point at the previous run's requests.
+  void restart(const Buffers& buffers) {
+    buffers_ = buffers;
+    step_ = 0;
+    entered_ = false;
+  }
+
   /// What the current step is waiting for, for timeout messages.
   std::string describePending() const;
 
@@ -63,7 +73,7 @@ class ScheduleRunner {
 
   transport::Transport* const transport_;  // owned by the communicator, outlives every op
   const Schedule* const schedule_;         // owned by the caller's op, outlives the runner
-  const Buffers buffers_;
+  Buffers buffers_;
   const size_t elemSize_;
   const ReduceFn reduce_;
   const DivideFn divide_;

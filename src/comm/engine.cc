@@ -1,15 +1,14 @@
 #include "comm/engine.h"
 
-#include <sched.h>
-
-#include <cstdio>
 #include <cstring>
 #include <memory>
 
 #include "collectives/algorithm.h"
 #include "collectives/host/schedule_runner.h"
 #include "comm/argument_check.h"
+#include "comm/call_failure.h"
 #include "comm/comm.h"
+#include "comm/idle_wait.h"
 #include "core/log.h"
 #include "core/types.h"
 
@@ -28,18 +27,6 @@ struct Stage {
   CallSignature mine;
   std::vector<CallSignature> all;  // one per rank
 };
-
-// Nothing to move: zero-count collectives (but a barrier always synchronises).
-bool isEmpty(const Op& op) {
-  if (op.coll == coll::CollKind::kBarrier) return op.comm->nranks() == 1;
-  if (op.coll == coll::CollKind::kAllToAllv) {
-    for (size_t i = 0; i < op.sendCounts.size(); ++i) {
-      if (op.sendCounts[i] || op.recvCounts[i]) return false;
-    }
-    return true;
-  }
-  return op.count == 0;
-}
 
 class CommWork {
  public:
@@ -65,7 +52,7 @@ class CommWork {
       std::unique_ptr<Stage> finished = std::move(stage_);
       if (finished->checked != nullptr) {
         BRAID_RETURN_IF_ERROR(compareSignatures(finished->all));
-        if (!isEmpty(*finished->checked))
+        if (!movesNothing(*finished->checked))
           BRAID_RETURN_IF_ERROR(buildCollective(*finished->checked));
       }
     }
@@ -96,7 +83,7 @@ class CommWork {
     if (first.kind == OpKind::kCollective) {
       ++next_;
       if (comm_->config().checkArguments && comm_->nranks() > 1) return buildCheck(first);
-      if (isEmpty(first)) return Status::ok();
+      if (movesNothing(first)) return Status::ok();
       return buildCollective(first);
     }
     size_t end = next_;
@@ -219,87 +206,63 @@ class CommWork {
   std::unique_ptr<Stage> stage_;
 };
 
-// Pauses the CPU briefly inside a spin loop.
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 // Marks every communicator failed and prints its flight recorder (BRAID_DEBUG=WARN).
 Status failAll(std::vector<CommWork>& works, const Status& error) {
   for (auto& w : works) {
     w.snapshot();
-    w.comm()->flightRecorder().end(error);
-    w.comm()->flightRecorder().print(
-        (error.code() == braidTimeout ? "timeout: " : "failure: ") + error.message(), false);
-    w.comm()->fail(error);
-    w.comm()->setLastError(error.message());  // braidGroupEnd has no comm to report on
+    markCallFailed(*w.comm(), error);
   }
   return error;
 }
 
 Status waitLoop(std::vector<CommWork>& works) {
   double timeout = works[0].comm()->config().timeoutSeconds;
-  int spinLimit = works[0].comm()->config().spinIterations;
   for (auto& w : works) {
     timeout = std::min(timeout, w.comm()->config().timeoutSeconds);
   }
-  Deadline deadline;  // set when idleness begins
-  int idle = 0;
+  IdleWait idle(timeout, works[0].comm()->config().spinIterations);
   while (true) {
     bool progressed = false, allDone = true;
     for (auto& w : works) {
       if (w.done()) continue;
       Status s = w.advance(&progressed);
-      if (!s.isOk()) {
-        return failAll(works, s.withContext(std::string(w.currentApi()) + " on rank " +
-                                            std::to_string(w.comm()->rank())));
-      }
+      if (!s.isOk()) return failAll(works, inCall(s, w.currentApi(), w.comm()->rank()));
       allDone &= w.done();
     }
     if (allDone) return Status::ok();
     if (progressed) {
-      idle = 0;
+      idle.progressed();
       continue;
     }
-    // The deadline counts from the last progress; reading the clock only
-    // when idleness begins keeps it off the busy path.
-    if (idle == 0) deadline = Deadline::in(timeout);
     CommWork* waiting = nullptr;
     for (auto& w : works) {
       if (w.done()) continue;
-      if (w.comm()->abortRequested()) {
-        return failAll(works, Status(braidRemoteError, "braidCommAbort was called on rank " +
-                                                           std::to_string(w.comm()->rank())));
-      }
+      if (w.comm()->abortRequested()) return failAll(works, abortCalledError(w.comm()->rank()));
       if (waiting == nullptr) waiting = &w;
     }
-    // Reading the clock costs as much as a spin; look at it every 64 idle rounds.
-    if ((idle % 64 == 63 || idle >= spinLimit) && deadline.expired()) {
-      char secs[32];
-      std::snprintf(secs, sizeof(secs), "%g", timeout);
-      return failAll(works,
-                     timeoutError(std::string(waiting->currentApi()) + " on rank " +
-                                  std::to_string(waiting->comm()->rank()) + ": no progress for " +
-                                  secs + " s (BRAID_TIMEOUT) in " + waiting->describePending()));
+    if (idle.expired()) {
+      return failAll(works, noProgressError(waiting->currentApi(), waiting->comm()->rank(), timeout,
+                                            waiting->describePending()));
     }
-    ++idle;
-    if (idle < spinLimit) {
-      cpuRelax();
-    } else if (idle < spinLimit + 16) {
-      sched_yield();  // oversubscribed cores: let the peer we wait for run
-    } else {
-      // Sleep in the transport; with several communicators, only briefly,
-      // since one transport cannot hear another's peers.
-      int maxWaitMs = works.size() == 1 ? 100 : 1;
-      for (auto& w : works) w.snapshot();  // what a signal or a timeout would print
-      transport::Transport* t = waiting->comm()->transport();
-      Status s = t != nullptr ? t->waitForActivity(deadline, maxWaitMs)
-                              : internalError("a single-rank communicator waits for a peer");
-      if (!s.isOk()) {
-        return failAll(works, s.withContext(std::string(waiting->currentApi()) + " on rank " +
-                                            std::to_string(waiting->comm()->rank())));
+    switch (idle.next()) {
+      case IdleWait::Pause::kSpin:
+        IdleWait::cpuRelax();
+        break;
+      case IdleWait::Pause::kYield:
+        IdleWait::yield();  // oversubscribed cores: let the peer we wait for run
+        break;
+      case IdleWait::Pause::kSleep: {
+        // Sleep in the transport; with several communicators, only briefly,
+        // since one transport cannot hear another's peers.
+        int maxWaitMs = works.size() == 1 ? 100 : 1;
+        for (auto& w : works) w.snapshot();  // what a signal or a timeout would print
+        transport::Transport* t = waiting->comm()->transport();
+        Status s = t != nullptr ? t->waitForActivity(idle.deadline(), maxWaitMs)
+                                : internalError("a single-rank communicator waits for a peer");
+        if (!s.isOk()) {
+          return failAll(works, inCall(s, waiting->currentApi(), waiting->comm()->rank()));
+        }
+        break;
       }
     }
   }

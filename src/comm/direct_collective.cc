@@ -1,0 +1,105 @@
+#include "comm/direct_collective.h"
+
+#include <memory>
+
+#include "collectives/algorithm.h"
+#include "collectives/host/schedule_runner.h"
+#include "comm/call_failure.h"
+#include "comm/comm.h"
+#include "comm/engine.h"
+#include "comm/idle_wait.h"
+
+namespace braid {
+namespace {
+
+using coll::ScheduleRunner;
+
+// The cached runner for `op`, restarted on its buffers (built on first use).
+Result<ScheduleRunner*> prepareRunner(Comm& comm, const Op& op, ScheduleCache::Run** run) {
+  const coll::CollArgs args = toCollArgs(op);
+  BRAID_ASSIGN_OR_RETURN(*run, comm.schedules().run(args, comm.config().algorithm));
+  const coll::Schedule& schedule = *(*run)->schedules.front();
+  coll::Buffers b;
+  b.send = static_cast<const uint8_t*>(op.send);
+  b.recv = static_cast<uint8_t*>(op.recv);
+  b.sendBytes = coll::sendBufferBytes(args);
+  b.recvBytes = coll::recvBufferBytes(args);
+  b.scratchBytes = schedule.scratchBytes;
+  // Looked up per call: another shape may have grown (moved) the scratch buffer.
+  b.scratch = b.scratchBytes ? comm.scratch(b.scratchBytes) : nullptr;
+  FlightRecorder::Runners& runners = (*run)->runners;
+  if (runners.empty()) {
+    runners.push_back(std::make_unique<ScheduleRunner>(comm.transport(), &schedule, b, op.type,
+                                                       op.op, comm.nranks()));
+  } else {
+    runners.front()->restart(b);
+  }
+  return runners.front().get();
+}
+
+// Polls `runner` until it is done, waiting as the engine does when idle.
+// Errors come back with the call named, as the engine words them.
+Status drive(Comm& comm, const Op& op, ScheduleCache::Run& run) {
+  ScheduleRunner& runner = *run.runners.front();
+  IdleWait idle(comm.config().timeoutSeconds, comm.config().spinIterations);
+  while (true) {
+    bool progressed = false;
+    Status s = runner.progress(&progressed);
+    if (!s.isOk()) return inCall(s, op.apiName, comm.rank());
+    if (runner.done()) return Status::ok();
+    if (progressed) {
+      idle.progressed();
+      continue;
+    }
+    if (comm.abortRequested()) return abortCalledError(comm.rank());
+    if (idle.expired()) {
+      return noProgressError(op.apiName, comm.rank(), idle.timeoutSeconds(),
+                             runner.describePending());
+    }
+    switch (idle.next()) {
+      case IdleWait::Pause::kSpin:
+        IdleWait::cpuRelax();
+        break;
+      case IdleWait::Pause::kYield:
+        IdleWait::yield();  // oversubscribed cores: let the peer we wait for run
+        break;
+      case IdleWait::Pause::kSleep: {
+        comm.flightRecorder().snapshot(run.runners);  // what a signal or a timeout would print
+        transport::Transport* t = comm.transport();
+        s = t != nullptr ? t->waitForActivity(idle.deadline(), 100)
+                         : internalError("a single-rank communicator waits for a peer");
+        if (!s.isOk()) return inCall(s, op.apiName, comm.rank());
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status runCollectiveDirect(const Op& op) {
+  Comm& comm = *op.comm;
+  const bool checked = comm.config().checkArguments && comm.nranks() > 1;
+  if (checked || op.coll == coll::CollKind::kAllToAllv) return runOps({&op, 1});
+  BRAID_RETURN_IF_ERROR(comm.health());
+  if (movesNothing(op)) return Status::ok();
+  comm.enter();
+  ScheduleCache::Run* run = nullptr;
+  Status s = prepareRunner(comm, op, &run).status();
+  if (s.isOk()) {
+    comm.flightRecorder().begin(op, 1, false, run->schedules);
+    s = drive(comm, op, *run);
+  } else {
+    s = inCall(s, op.apiName, comm.rank());
+  }
+  if (s.isOk()) {
+    comm.flightRecorder().end(s);
+  } else {
+    if (run != nullptr && !run->runners.empty()) comm.flightRecorder().snapshot(run->runners);
+    markCallFailed(comm, s);
+  }
+  comm.leave();
+  return s;
+}
+
+}  // namespace braid
