@@ -83,6 +83,7 @@ class ScheduleRunner {
   bool entered_ = false;
   std::vector<transport::Request> requests_;  // one per action of the current step
   std::vector<uint8_t> started_;
+  size_t unstarted_ = 0;  // actions of the current step not started yet
 };
 
 }  // namespace braid::coll

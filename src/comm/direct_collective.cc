@@ -16,14 +16,13 @@ using coll::ScheduleRunner;
 
 // The cached runner for `op`, restarted on its buffers (built on first use).
 Result<ScheduleRunner*> prepareRunner(Comm& comm, const Op& op, ScheduleCache::Run** run) {
-  const coll::CollArgs args = toCollArgs(op);
-  BRAID_ASSIGN_OR_RETURN(*run, comm.schedules().run(args, comm.config().algorithm));
+  BRAID_ASSIGN_OR_RETURN(*run, comm.schedules().run(op, comm.config().algorithm));
   const coll::Schedule& schedule = *(*run)->schedules.front();
   coll::Buffers b;
   b.send = static_cast<const uint8_t*>(op.send);
   b.recv = static_cast<uint8_t*>(op.recv);
-  b.sendBytes = coll::sendBufferBytes(args);
-  b.recvBytes = coll::recvBufferBytes(args);
+  b.sendBytes = (*run)->bytes.send;
+  b.recvBytes = (*run)->bytes.recv;
   b.scratchBytes = schedule.scratchBytes;
   // Looked up per call: another shape may have grown (moved) the scratch buffer.
   b.scratch = b.scratchBytes ? comm.scratch(b.scratchBytes) : nullptr;
@@ -42,9 +41,16 @@ Result<ScheduleRunner*> prepareRunner(Comm& comm, const Op& op, ScheduleCache::R
 Status drive(Comm& comm, const Op& op, ScheduleCache::Run& run) {
   ScheduleRunner& runner = *run.runners.front();
   IdleWait idle(comm.config().timeoutSeconds, comm.config().spinIterations);
+  bool recorded = false;
   while (true) {
     bool progressed = false;
     Status s = runner.progress(&progressed);
+    if (!recorded) {
+      // Only now, once the first poll has posted this rank's first sends: the
+      // peers wait for those, not for the bookkeeping.
+      comm.flightRecorder().begin(op, 1, false, run.schedules);
+      recorded = true;
+    }
     if (!s.isOk()) return inCall(s, op.apiName, comm.rank());
     if (runner.done()) return Status::ok();
     if (progressed) {
@@ -81,13 +87,11 @@ Status runCollectiveDirect(const Op& op) {
   Comm& comm = *op.comm;
   const bool checked = comm.config().checkArguments && comm.nranks() > 1;
   if (checked || op.coll == coll::CollKind::kAllToAllv) return runOps({&op, 1});
-  BRAID_RETURN_IF_ERROR(comm.health());
   if (movesNothing(op)) return Status::ok();
   comm.enter();
   ScheduleCache::Run* run = nullptr;
   Status s = prepareRunner(comm, op, &run).status();
   if (s.isOk()) {
-    comm.flightRecorder().begin(op, 1, false, run->schedules);
     s = drive(comm, op, *run);
   } else {
     s = inCall(s, op.apiName, comm.rank());

@@ -19,8 +19,9 @@
 
 namespace braid {
 
-/// Runs the validated collective `op` to completion. On failure the
-/// communicator is marked failed and its peers are told, as runOps does.
+/// Runs the collective `op` to completion. The caller has validated it and
+/// found its communicator healthy just before (as the C API does). On failure
+/// the communicator is marked failed and its peers are told, as runOps does.
 Status runCollectiveDirect(const Op& op);
 
 }  // namespace braid
