@@ -145,7 +145,8 @@ Status validate(const Op& op) {
     return bad(op,
                "recvbuff is NULL but this rank receives " + std::to_string(recvBytes) + " bytes");
   }
-  if (isDeviceMemory(op.send) || isDeviceMemory(op.recv)) {
+  // In place, one query serves both buffers.
+  if (isDeviceMemory(op.send) || (op.recv != op.send && isDeviceMemory(op.recv))) {
     return invalidUsage(std::string(op.apiName) +
                         ": a buffer is CUDA device memory, but this build runs collectives on "
                         "host memory only (the device path is not implemented yet)");
