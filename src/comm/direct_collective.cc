@@ -2,20 +2,21 @@
 
 #include <memory>
 
-#include "collectives/algorithm.h"
 #include "collectives/host/schedule_runner.h"
 #include "comm/call_failure.h"
 #include "comm/comm.h"
 #include "comm/engine.h"
 #include "comm/idle_wait.h"
+#include "core/log.h"
 
 namespace braid {
 namespace {
 
 using coll::ScheduleRunner;
 
-// The cached runner for `op`, restarted on its buffers (built on first use).
-Result<ScheduleRunner*> prepareRunner(Comm& comm, const Op& op, ScheduleCache::Run** run) {
+// Points *run at the cache's Run for `op`, its runner (built on first use)
+// restarted on the op's buffers.
+Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
   BRAID_ASSIGN_OR_RETURN(*run, comm.schedules().run(op, comm.config().algorithm));
   const coll::Schedule& schedule = *(*run)->schedules.front();
   coll::Buffers b;
@@ -33,7 +34,10 @@ Result<ScheduleRunner*> prepareRunner(Comm& comm, const Op& op, ScheduleCache::R
   } else {
     runners.front()->restart(b);
   }
-  return runners.front().get();
+  // The engine's line, word for word: tests and users grep for the algorithm chosen.
+  BRAID_TRACE("%s: %zu elements, %s, %zu steps", op.apiName, op.count, schedule.algorithm.c_str(),
+              schedule.steps.size());
+  return Status::ok();
 }
 
 // Polls `runner` until it is done, waiting as the engine does when idle.
@@ -90,7 +94,7 @@ Status runCollectiveDirect(const Op& op) {
   if (movesNothing(op)) return Status::ok();
   comm.enter();
   ScheduleCache::Run* run = nullptr;
-  Status s = prepareRunner(comm, op, &run).status();
+  Status s = prepareRun(comm, op, &run);
   if (s.isOk()) {
     s = drive(comm, op, *run);
   } else {
