@@ -47,12 +47,32 @@ Status ScheduleRunner::enterStep() {
   const Step& step = schedule_->steps[step_];
   requests_.assign(step.actions.size(), transport::Request{});
   started_.assign(step.actions.size(), 0);
+  unstarted_ = step.actions.size();
   entered_ = true;
   bool ignored = false;
   return startReady(&ignored);
 }
 
 bool ScheduleRunner::isTransfer(const Action& a) { return a.peer >= 0; }
+
+int ScheduleRunner::pendingPeer(bool* receiving) const {
+  *receiving = false;
+  if (done()) return -1;
+  const Step& step = schedule_->steps[step_];
+  int sendPeer = -1;
+  for (size_t i = 0; i < step.actions.size(); ++i) {
+    const Action& a = step.actions[i];
+    if (!isTransfer(a)) continue;
+    const bool send = a.kind == ActionKind::kSend;
+    if (movedBytes(i) >= (send ? a.src.bytes : a.dst.bytes)) continue;
+    if (!send) {
+      *receiving = true;
+      return a.peer;
+    }
+    if (sendPeer < 0) sendPeer = a.peer;
+  }
+  return sendPeer;
+}
 
 bool ScheduleRunner::canStart(size_t index) const {
   const Step& step = schedule_->steps[step_];
@@ -83,6 +103,7 @@ Status ScheduleRunner::start(size_t index) {
   const Action& a = schedule_->steps[step_].actions[index];
   transport::Request& req = requests_[index];
   started_[index] = 1;
+  --unstarted_;
   switch (a.kind) {
     case ActionKind::kSend: {
       BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
@@ -130,14 +151,16 @@ Status ScheduleRunner::progress(bool* progressed) {
         seenBefore |= started_[j] && !requests_[j].done && step.actions[j].peer == a.peer;
       }
       if (!seenBefore) {
-        Status s = transport_->connector(a.peer)->progress(progressed);
+        bool moved = false;  // a connector reports its own moves only
+        Status s = transport_->connector(a.peer)->progress(&moved);
         if (!s.isOk()) return s;
+        *progressed |= moved;
       }
     }
-    BRAID_RETURN_IF_ERROR(startReady(progressed));
-    bool allDone = true;
+    if (unstarted_ > 0) BRAID_RETURN_IF_ERROR(startReady(progressed));
+    bool allDone = unstarted_ == 0;
     for (size_t i = 0; i < step.actions.size(); ++i) {
-      allDone &= started_[i] && requests_[i].done;
+      allDone &= requests_[i].done;
     }
     if (!allDone) return Status::ok();
     ++step_;

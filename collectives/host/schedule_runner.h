@@ -41,8 +41,23 @@ class ScheduleRunner {
 
   bool done() const { return step_ >= schedule_->steps.size(); }
 
+  /// Runs the same schedule again from its first step over `buffers` (same
+  /// sizes, new addresses), keeping this runner's allocations. Only once the
+  /// previous run is done, or failed on a communicator that no longer runs
+  /// anything: a connector may still point at the previous run's requests.
+  void restart(const Buffers& buffers) {
+    buffers_ = buffers;
+    step_ = 0;
+    entered_ = false;
+  }
+
   /// What the current step is waiting for, for timeout messages.
   std::string describePending() const;
+
+  /// The peer the current step waits for: its first unfinished receive's,
+  /// else its first unfinished send's (*receiving says which); -1 when none.
+  /// A timeout blames it.
+  int pendingPeer(bool* receiving) const;
 
   /// The step in progress (steps.size() once done) and the bytes action `i` of
   /// it has moved so far: what the flight recorder shows of a stalled collective.
@@ -63,7 +78,7 @@ class ScheduleRunner {
 
   transport::Transport* const transport_;  // owned by the communicator, outlives every op
   const Schedule* const schedule_;         // owned by the caller's op, outlives the runner
-  const Buffers buffers_;
+  Buffers buffers_;
   const size_t elemSize_;
   const ReduceFn reduce_;
   const DivideFn divide_;
@@ -73,6 +88,7 @@ class ScheduleRunner {
   bool entered_ = false;
   std::vector<transport::Request> requests_;  // one per action of the current step
   std::vector<uint8_t> started_;
+  size_t unstarted_ = 0;  // actions of the current step not started yet
 };
 
 }  // namespace braid::coll

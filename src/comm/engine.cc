@@ -1,18 +1,15 @@
 #include "comm/engine.h"
 
-#include <sched.h>
-
-#include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "collectives/algorithm.h"
 #include "collectives/host/schedule_runner.h"
 #include "comm/argument_check.h"
+#include "comm/call_failure.h"
 #include "comm/comm.h"
+#include "comm/idle_wait.h"
+#include "comm/stall_diagnosis.h"
 #include "core/log.h"
 #include "core/types.h"
 
@@ -31,18 +28,6 @@ struct Stage {
   CallSignature mine;
   std::vector<CallSignature> all;  // one per rank
 };
-
-// Nothing to move: zero-count collectives (but a barrier always synchronises).
-bool isEmpty(const Op& op) {
-  if (op.coll == coll::CollKind::kBarrier) return op.comm->nranks() == 1;
-  if (op.coll == coll::CollKind::kAllToAllv) {
-    for (size_t i = 0; i < op.sendCounts.size(); ++i) {
-      if (op.sendCounts[i] || op.recvCounts[i]) return false;
-    }
-    return true;
-  }
-  return op.count == 0;
-}
 
 class CommWork {
  public:
@@ -68,7 +53,7 @@ class CommWork {
       std::unique_ptr<Stage> finished = std::move(stage_);
       if (finished->checked != nullptr) {
         BRAID_RETURN_IF_ERROR(compareSignatures(finished->all));
-        if (!isEmpty(*finished->checked))
+        if (!movesNothing(*finished->checked))
           BRAID_RETURN_IF_ERROR(buildCollective(*finished->checked));
       }
     }
@@ -83,26 +68,16 @@ class CommWork {
     return "nothing";
   }
 
-  /// The peer the current stage waits for: the first unfinished receive's,
-  /// else the first unfinished send's; -1 when none. A timeout blames it.
+  /// The peer the current stage waits for: the first runner's unfinished
+  /// receive's, else the first unfinished send's; -1 when none.
   int pendingPeer() const {
     if (stage_ == nullptr) return -1;
     int sendPeer = -1;
-    for (size_t r = 0; r < stage_->runners.size(); ++r) {
-      const ScheduleRunner& runner = *stage_->runners[r];
-      if (runner.done()) continue;
-      const coll::Step& step = stage_->schedules[r]->steps[runner.stepIndex()];
-      for (size_t i = 0; i < step.actions.size(); ++i) {
-        const coll::Action& a = step.actions[i];
-        const bool send = a.kind == coll::ActionKind::kSend;
-        if (a.peer < 0 || a.peer == comm_->rank() || a.kind == coll::ActionKind::kCopy ||
-            a.kind == coll::ActionKind::kDivide ||
-            runner.movedBytes(i) >= (send ? a.src.bytes : a.dst.bytes)) {
-          continue;
-        }
-        if (!send) return a.peer;
-        if (sendPeer < 0) sendPeer = a.peer;
-      }
+    for (auto& r : stage_->runners) {
+      bool receiving = false;
+      const int peer = r->pendingPeer(&receiving);
+      if (receiving) return peer;
+      if (sendPeer < 0) sendPeer = peer;
     }
     return sendPeer;
   }
@@ -123,7 +98,7 @@ class CommWork {
     if (first.kind == OpKind::kCollective) {
       ++next_;
       if (comm_->config().checkArguments && comm_->nranks() > 1) return buildCheck(first);
-      if (isEmpty(first)) return Status::ok();
+      if (movesNothing(first)) return Status::ok();
       return buildCollective(first);
     }
     size_t end = next_;
@@ -246,120 +221,67 @@ class CommWork {
   std::unique_ptr<Stage> stage_;
 };
 
-// Pauses the CPU briefly inside a spin loop.
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 // Marks every communicator failed and prints its flight recorder (BRAID_DEBUG=WARN).
 Status failAll(std::vector<CommWork>& works, const Status& error) {
   for (auto& w : works) {
     w.snapshot();
-    w.comm()->flightRecorder().end(error);
-    w.comm()->flightRecorder().print(
-        (error.code() == braidTimeout ? "timeout: " : "failure: ") + error.message(), false);
-    w.comm()->fail(error);
-    w.comm()->setLastError(error.message());  // braidGroupEnd has no comm to report on
+    markCallFailed(*w.comm(), error);
   }
   return error;
 }
 
-// After BRAID_TIMEOUT, how long a rank that reported whom it waits for gives
-// the other stuck ranks to report theirs before it names the rank to blame.
-constexpr double kStallReportSeconds = 2.0;
-
-// The timeout error of `waiting`, blaming the end of the chain of waits from
-// the peer it waits for (the peer itself when nobody else reported a wait).
-Status stallError(CommWork& waiting, double timeout) {
-  char secs[32];
-  std::snprintf(secs, sizeof(secs), "%g", timeout);
-  std::string what = std::string(waiting.currentApi()) + " on rank " +
-                     std::to_string(waiting.comm()->rank()) + ": no progress for " + secs +
-                     " s (BRAID_TIMEOUT) in " + waiting.describePending();
-  const int peer = waiting.pendingPeer();
-  transport::Transport* t = waiting.comm()->transport();
-  const std::vector<int> chain = t != nullptr && peer >= 0 ? t->waitChain(peer) : std::vector{peer};
-  if (chain.size() > 1) {
-    what += "; rank " + std::to_string(chain[0]);
-    for (size_t i = 1; i < chain.size(); ++i) {
-      what += (i == 1 ? " waits for rank " : ", which waits for rank ") + std::to_string(chain[i]);
-    }
-    what += ", which reported no wait: rank " + std::to_string(chain.back()) + " stalled";
-  }
-  return timeoutError(what, chain.back());
-}
-
 Status waitLoop(std::vector<CommWork>& works) {
   double timeout = works[0].comm()->config().timeoutSeconds;
-  int spinLimit = works[0].comm()->config().spinIterations;
   for (auto& w : works) {
     timeout = std::min(timeout, w.comm()->config().timeoutSeconds);
   }
-  Deadline deadline;  // set when idleness begins
-  int idle = 0;
-  bool reported = false;  // this wait was reported to the peers (stall diagnosis)
+  IdleWait idle(timeout, works[0].comm()->config().spinIterations);
+  StallDiagnosis stall;
   while (true) {
     bool progressed = false, allDone = true;
     for (auto& w : works) {
       if (w.done()) continue;
       Status s = w.advance(&progressed);
-      if (!s.isOk()) {
-        return failAll(works, s.withContext(std::string(w.currentApi()) + " on rank " +
-                                            std::to_string(w.comm()->rank())));
-      }
+      if (!s.isOk()) return failAll(works, inCall(s, w.currentApi(), w.comm()->rank()));
       allDone &= w.done();
     }
     if (allDone) return Status::ok();
     if (progressed) {
-      idle = 0;
-      reported = false;
+      idle.progressed();
+      stall.progressed();
       continue;
     }
-    // The deadline counts from the last progress; reading the clock only
-    // when idleness begins keeps it off the busy path.
-    if (idle == 0) deadline = Deadline::in(timeout);
     CommWork* waiting = nullptr;
     for (auto& w : works) {
       if (w.done()) continue;
-      if (w.comm()->abortRequested()) {
-        return failAll(works, Status(braidRemoteError, "braidCommAbort was called on rank " +
-                                                           std::to_string(w.comm()->rank())));
-      }
+      if (w.comm()->abortRequested()) return failAll(works, abortCalledError(w.comm()->rank()));
       if (waiting == nullptr) waiting = &w;
     }
-    // Reading the clock costs as much as a spin; look at it every 64 idle rounds.
-    if ((idle % 64 == 63 || idle >= spinLimit) && deadline.expired()) {
-      transport::Transport* t = waiting->comm()->transport();
+    if (idle.expired()) {
       const int peer = waiting->pendingPeer();
-      if (!reported && t != nullptr && peer >= 0 && waiting->comm()->nranks() > 2) {
-        // Say whom this rank waits for, and let the other stuck ranks say
-        // theirs, so that all blame the rank at the end of the chain (with
-        // two ranks there is no chain: the peer is to blame).
-        t->reportWait(peer);
-        reported = true;
-        deadline = Deadline::in(std::min(timeout, kStallReportSeconds));
-        continue;
-      }
-      return failAll(works, stallError(*waiting, timeout));
+      if (stall.reportFirst(*waiting->comm(), peer, idle)) continue;
+      return failAll(works, stallError(*waiting->comm(), waiting->currentApi(), timeout,
+                                       waiting->describePending(), peer));
     }
-    ++idle;
-    if (idle < spinLimit) {
-      cpuRelax();
-    } else if (idle < spinLimit + 16) {
-      sched_yield();  // oversubscribed cores: let the peer we wait for run
-    } else {
-      // Sleep in the transport; with several communicators, only briefly,
-      // since one transport cannot hear another's peers.
-      int maxWaitMs = works.size() == 1 ? 100 : 1;
-      for (auto& w : works) w.snapshot();  // what a signal or a timeout would print
-      transport::Transport* t = waiting->comm()->transport();
-      Status s = t != nullptr ? t->waitForActivity(deadline, maxWaitMs)
-                              : internalError("a single-rank communicator waits for a peer");
-      if (!s.isOk()) {
-        return failAll(works, s.withContext(std::string(waiting->currentApi()) + " on rank " +
-                                            std::to_string(waiting->comm()->rank())));
+    switch (idle.next()) {
+      case IdleWait::Pause::kSpin:
+        IdleWait::cpuRelax();
+        break;
+      case IdleWait::Pause::kYield:
+        IdleWait::yield();  // oversubscribed cores: let the peer we wait for run
+        break;
+      case IdleWait::Pause::kSleep: {
+        // Sleep in the transport; with several communicators, only briefly,
+        // since one transport cannot hear another's peers.
+        int maxWaitMs = works.size() == 1 ? 100 : 1;
+        for (auto& w : works) w.snapshot();  // what a signal or a timeout would print
+        transport::Transport* t = waiting->comm()->transport();
+        Status s = t != nullptr ? t->waitForActivity(idle.deadline(), maxWaitMs)
+                                : internalError("a single-rank communicator waits for a peer");
+        if (!s.isOk()) {
+          return failAll(works, inCall(s, waiting->currentApi(), waiting->comm()->rank()));
+        }
+        break;
       }
     }
   }

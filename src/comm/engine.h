@@ -7,6 +7,10 @@
 // thread). Waiting spins briefly, yields, then sleeps in the transport; the
 // deadline (BRAID_TIMEOUT) counts from the last progress, so a long but
 // moving collective never times out and a stuck one always does.
+//
+// A single blocking collective outside a group does not come here: it runs on
+// the direct path (comm/direct_collective.h), which shares the waiting
+// (comm/idle_wait.h) and the failure handling (comm/call_failure.h).
 #pragma once
 
 #include <span>

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "comm/comm.h"
+#include "comm/direct_collective.h"
 #include "comm/engine.h"
 
 namespace braid {
@@ -23,6 +24,7 @@ Status submit(Op op) {
     group.ops.push_back(std::move(op));
     return Status::ok();
   }
+  if (op.kind == OpKind::kCollective) return runCollectiveDirect(op);
   return runOps({&op, 1});
 }
 

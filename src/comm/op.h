@@ -33,13 +33,20 @@ struct Op {
 Status validate(const Op& op);
 
 /// Bytes of the send and receive buffers this rank's part of `op` touches.
-size_t sendBufferBytes(const Op& op);
-size_t recvBufferBytes(const Op& op);
+struct BufferBytes {
+  size_t send = 0;
+  size_t recv = 0;
+};
+BufferBytes bufferBytes(const Op& op);
 
 /// The algorithm layer's description of a collective op.
 coll::CollArgs toCollArgs(const Op& op);
 
 /// True when the buffers alias exactly as the C API's in-place form allows.
 bool isInPlace(const Op& op);
+
+/// True when a collective has nothing to move: zero counts (a barrier of more
+/// than one rank always synchronises).
+bool movesNothing(const Op& op);
 
 }  // namespace braid

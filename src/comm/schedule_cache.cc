@@ -1,35 +1,54 @@
 #include "comm/schedule_cache.h"
 
 #include "collectives/algorithm.h"
+#include "comm/comm.h"
 
 namespace braid {
 
-bool ScheduleCache::matches(const Entry& e, const coll::CollArgs& args) {
-  return e.schedule != nullptr && e.kind == args.kind && e.count == args.count &&
-         e.type == args.type && e.op == args.op && e.root == args.root &&
-         e.inPlace == args.inPlace && e.chunkBytes == args.chunkBytes;
+ScheduleCache::Key ScheduleCache::keyOf(const coll::CollArgs& args) {
+  return Key{args.kind, args.count, args.type, args.op, args.root, args.inPlace, args.chunkBytes};
+}
+
+template <typename MakeArgs>
+Result<ScheduleCache::Entry*> ScheduleCache::lookup(const Key& key, MakeArgs&& makeArgs,
+                                                    const std::string& forcedAlgorithm) {
+  if (key.kind == coll::CollKind::kAllToAllv) return static_cast<Entry*>(nullptr);
+  Entry* victim = &entries_[0];
+  for (Entry& e : entries_) {
+    if (e.schedule != nullptr && e.key == key) {
+      e.lastUse = ++clock_;
+      return &e;
+    }
+    if (e.lastUse < victim->lastUse) victim = &e;
+  }
+  const coll::CollArgs args = makeArgs();
+  BRAID_ASSIGN_OR_RETURN(coll::Schedule built, coll::buildSchedule(args, forcedAlgorithm));
+  // Replacing the entry drops its runner too; nothing runs it now (see run()).
+  *victim = Entry{key, std::make_shared<const coll::Schedule>(std::move(built)), ++clock_, Run{}};
+  victim->run.bytes = {coll::sendBufferBytes(args), coll::recvBufferBytes(args)};
+  return victim;
 }
 
 Result<std::shared_ptr<const coll::Schedule>> ScheduleCache::get(
     const coll::CollArgs& args, const std::string& forcedAlgorithm) {
-  const bool cacheable = args.kind != coll::CollKind::kAllToAllv;
-  Entry* victim = &entries_[0];
-  if (cacheable) {
-    for (Entry& e : entries_) {
-      if (matches(e, args)) {
-        e.lastUse = ++clock_;
-        return e.schedule;
-      }
-      if (e.lastUse < victim->lastUse) victim = &e;
-    }
-  }
+  BRAID_ASSIGN_OR_RETURN(Entry * entry, lookup(
+                                            keyOf(args), [&] { return args; }, forcedAlgorithm));
+  if (entry != nullptr) return entry->schedule;
   BRAID_ASSIGN_OR_RETURN(coll::Schedule built, coll::buildSchedule(args, forcedAlgorithm));
-  auto schedule = std::make_shared<const coll::Schedule>(std::move(built));
-  if (cacheable) {
-    *victim = Entry{args.kind,    args.count,      args.type, args.op, args.root,
-                    args.inPlace, args.chunkBytes, schedule,  ++clock_};
+  return std::make_shared<const coll::Schedule>(std::move(built));
+}
+
+Result<ScheduleCache::Run*> ScheduleCache::run(const Op& op, const std::string& forcedAlgorithm) {
+  // The key straight from the op: toCollArgs() only on a miss.
+  const Key key{
+      op.coll, op.count, op.type, op.op, op.root, isInPlace(op), op.comm->config().chunkBytes};
+  BRAID_ASSIGN_OR_RETURN(Entry * entry, lookup(
+                                            key, [&] { return toCollArgs(op); }, forcedAlgorithm));
+  if (entry == nullptr) {
+    return internalError(std::string(coll::collName(op.coll)) + " has no reusable schedule");
   }
-  return schedule;
+  if (entry->run.schedules.empty()) entry->run.schedules.push_back(entry->schedule);
+  return &entry->run;
 }
 
 }  // namespace braid

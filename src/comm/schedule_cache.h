@@ -3,24 +3,48 @@
 // schedule (a vector of steps, allocations included) is built once per shape
 // instead of once per call — that is most of the host overhead of a small
 // collective. AllToAllv, whose counts vary per call, is never cached.
+//
+// Each entry also keeps a Run: the one-element lists the flight recorder and
+// the engine take, the ScheduleRunner that executes the schedule and the
+// sizes of the buffers. A blocking collective outside a group
+// (comm/direct_collective.h) finds its Run straight from the Op and restarts
+// that runner on the new buffers, instead of building CollArgs and
+// allocating a stage, a runner and their vectors on every call: after the
+// first call of a shape, its hot path touches no allocator.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "collectives/schedule.h"
+#include "comm/flight_recorder.h"
+#include "comm/op.h"
 #include "core/status.h"
 
 namespace braid {
 
 class ScheduleCache {
  public:
+  /// A cached schedule with what runs it, kept from call to call.
+  struct Run {
+    FlightRecorder::Schedules schedules;  // exactly one: the entry's schedule
+    FlightRecorder::Runners runners;      // empty until first run, then one runner
+    BufferBytes bytes;                    // of this rank's send and receive buffers
+  };
+
   /// The schedule for `args` under `forcedAlgorithm`, built on a miss.
   Result<std::shared_ptr<const coll::Schedule>> get(const coll::CollArgs& args,
                                                     const std::string& forcedAlgorithm);
 
+  /// The Run of the collective `op` (built on a miss). The pointer stays
+  /// valid until a later get() or run() on this cache evicts the entry, so
+  /// callers use it for one collective at a time. Not for AllToAllv.
+  Result<Run*> run(const Op& op, const std::string& forcedAlgorithm);
+
  private:
-  struct Entry {
+  // Everything a builder reads that varies between calls on one communicator.
+  struct Key {
     coll::CollKind kind;
     size_t count;
     braidDataType_t type;
@@ -28,11 +52,19 @@ class ScheduleCache {
     int root;
     bool inPlace;
     size_t chunkBytes;
-    std::shared_ptr<const coll::Schedule> schedule;
+    bool operator==(const Key&) const = default;
+  };
+  struct Entry {
+    Key key;
+    std::shared_ptr<const coll::Schedule> schedule;  // null: unused entry
     uint64_t lastUse;
+    Run run;  // lists filled lazily by run()
   };
   static constexpr int kEntries = 16;
-  static bool matches(const Entry& e, const coll::CollArgs& args);
+  static Key keyOf(const coll::CollArgs& args);
+  // The entry for `key`, rebuilt from `args` on a miss; null for AllToAllv.
+  template <typename MakeArgs>
+  Result<Entry*> lookup(const Key& key, MakeArgs&& args, const std::string& forcedAlgorithm);
 
   Entry entries_[kEntries] = {};
   uint64_t clock_ = 0;

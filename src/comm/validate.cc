@@ -64,28 +64,18 @@ coll::CollArgs toCollArgs(const Op& op) {
   return a;
 }
 
-size_t sendBufferBytes(const Op& op) {
+BufferBytes bufferBytes(const Op& op) {
+  const size_t message = op.count * typeSize(op.type);
   switch (op.kind) {
     case OpKind::kSend:
-      return op.count * typeSize(op.type);
+      return {message, 0};
     case OpKind::kRecv:
-      return 0;
+      return {0, message};
     case OpKind::kCollective:
       break;
   }
-  return coll::sendBufferBytes(toCollArgs(op));
-}
-
-size_t recvBufferBytes(const Op& op) {
-  switch (op.kind) {
-    case OpKind::kSend:
-      return 0;
-    case OpKind::kRecv:
-      return op.count * typeSize(op.type);
-    case OpKind::kCollective:
-      break;
-  }
-  return coll::recvBufferBytes(toCollArgs(op));
+  const coll::CollArgs args = toCollArgs(op);  // once: building it costs more than the sums
+  return {coll::sendBufferBytes(args), coll::recvBufferBytes(args)};
 }
 
 bool isInPlace(const Op& op) {
@@ -106,6 +96,17 @@ bool isInPlace(const Op& op) {
     default:
       return s == r;
   }
+}
+
+bool movesNothing(const Op& op) {
+  if (op.coll == CollKind::kBarrier) return op.comm->nranks() == 1;
+  if (op.coll == CollKind::kAllToAllv) {
+    for (size_t i = 0; i < op.sendCounts.size(); ++i) {
+      if (op.sendCounts[i] || op.recvCounts[i]) return false;
+    }
+    return true;
+  }
+  return op.count == 0;
 }
 
 Status validate(const Op& op) {
@@ -137,7 +138,7 @@ Status validate(const Op& op) {
   }
   const size_t limit = SIZE_MAX / 64 / static_cast<size_t>(n);
   if (op.count > limit) return bad(op, "count " + std::to_string(op.count) + " is too large");
-  const size_t sendBytes = sendBufferBytes(op), recvBytes = recvBufferBytes(op);
+  const auto [sendBytes, recvBytes] = bufferBytes(op);
   if (sendBytes > 0 && op.send == nullptr) {
     return bad(op, "sendbuff is NULL but this rank sends " + std::to_string(sendBytes) + " bytes");
   }
@@ -145,7 +146,9 @@ Status validate(const Op& op) {
     return bad(op,
                "recvbuff is NULL but this rank receives " + std::to_string(recvBytes) + " bytes");
   }
-  if (!onDevicePath(op) && (isDeviceMemory(op.send) || isDeviceMemory(op.recv))) {
+  // In place, one query serves both buffers.
+  if (!onDevicePath(op) &&
+      (isDeviceMemory(op.send) || (op.recv != op.send && isDeviceMemory(op.recv)))) {
     return invalidUsage(std::string(op.apiName) +
                         ": a buffer is CUDA device memory, but this build runs collectives on "
                         "host memory only (the device path is not implemented yet)");
