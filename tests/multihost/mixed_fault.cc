@@ -84,8 +84,8 @@ int runRank(RankProcesses& p, int rank, int victim) {
   if (braidCommAbort(comm) != braidSuccess) problems.push_back("braidCommAbort failed");
   const bool namesVictim =
       std::regex_search(message, std::regex("rank " + std::to_string(victim) + "\\b"));
-  std::printf("rank %d: %s after %.3f s: %s\n", rank, braidGetErrorString(outcome.result),
-              seconds, message.c_str());
+  std::printf("rank %d: %s after %.3f s: %s\n", rank, braidGetErrorString(outcome.result), seconds,
+              message.c_str());
   for (const std::string& problem : problems) {
     std::fprintf(stderr, "rank %d: FAILED: %s\n", rank, problem.c_str());
   }

@@ -23,6 +23,7 @@
 #include "comm/comm.h"
 #include "support/local_bootstrap.h"
 #include "support/sweep_runner.h"
+#include "transports/socket/socket_transport.h"
 
 namespace braid::transport {
 namespace {
@@ -106,7 +107,8 @@ TEST(MixedTransport, ShmInsideAHostSocketsAcrossAndEveryPairExchanges) {
       for (size_t i = 0; i < bytes; ++i) out[peer][i] = patternByte(rank, peer, i);
       in[peer].assign(bytes, 0xEE);
       BRAID_RETURN_IF_ERROR(t->connector(peer)->postSend(out[peer].data(), bytes, &reqs[2 * peer]));
-      BRAID_RETURN_IF_ERROR(t->connector(peer)->postRecv({in[peer].data()}, bytes, &reqs[2 * peer + 1]));
+      BRAID_RETURN_IF_ERROR(
+          t->connector(peer)->postRecv({in[peer].data()}, bytes, &reqs[2 * peer + 1]));
     }
     reqs[2 * rank].done = reqs[2 * rank + 1].done = true;
     BRAID_RETURN_IF_ERROR(drive(*t, rank, n, reqs));
@@ -114,8 +116,8 @@ TEST(MixedTransport, ShmInsideAHostSocketsAcrossAndEveryPairExchanges) {
       if (peer == rank) continue;
       for (size_t i = 0; i < bytes; ++i) {
         if (in[peer][i] != patternByte(peer, rank, i)) {
-          return internalError("byte " + std::to_string(i) + " from rank " +
-                               std::to_string(peer) + " is wrong");
+          return internalError("byte " + std::to_string(i) + " from rank " + std::to_string(peer) +
+                               " is wrong");
         }
       }
     }
@@ -147,6 +149,45 @@ TEST(MixedTransport, AbortReachesPeersOnBothLinksNamingTheAbortingRank) {
     EXPECT_NE(results[rank].message().find("rank 0"), std::string::npos)
         << "rank " << rank << ": " << results[rank].message();
   }
+}
+
+TEST(MixedTransport, SocketSelectionConnectsOnlyTheSelectedPeers) {
+  // Ranks 0,1 | 2,3: the selection the mixed transport makes ("another host").
+  const std::vector<int> hosts = {0, 0, 1, 1};
+  expectAllOk(runRanks(4, [&](int rank, Bootstrap& b) -> Status {
+    std::vector<bool> remote(4);
+    for (int r = 0; r < 4; ++r) remote[r] = hosts[r] != hosts[rank];
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, smallConfig(), remote));
+    for (int peer = 0; peer < 4; ++peer) {
+      EXPECT_EQ(t->connector(peer) != nullptr, remote[peer]) << "rank " << rank << " to " << peer;
+    }
+    // One message each way to every selected peer.
+    std::vector<uint8_t> out(4, static_cast<uint8_t>(rank)), in(4, 0xEE);
+    std::vector<Request> reqs(8);
+    for (int peer = 0; peer < 4; ++peer) {
+      if (!remote[peer]) {
+        reqs[2 * peer].done = reqs[2 * peer + 1].done = true;
+        continue;
+      }
+      BRAID_RETURN_IF_ERROR(t->connector(peer)->postSend(&out[peer], 1, &reqs[2 * peer]));
+      BRAID_RETURN_IF_ERROR(t->connector(peer)->postRecv({&in[peer]}, 1, &reqs[2 * peer + 1]));
+    }
+    Deadline deadline = Deadline::in(20);
+    while (!std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; })) {
+      for (int peer = 0; peer < 4; ++peer) {
+        bool moved = false;
+        if (remote[peer]) BRAID_RETURN_IF_ERROR(t->connector(peer)->progress(&moved));
+      }
+      if (deadline.expired()) return timeoutError("test: requests still pending");
+      BRAID_RETURN_IF_ERROR(t->waitForActivity(deadline, 10));
+    }
+    for (int peer = 0; peer < 4; ++peer) {
+      if (remote[peer]) {
+        EXPECT_EQ(in[peer], peer) << "rank " << rank << " from " << peer;
+      }
+    }
+    return b.barrier();
+  }));
 }
 
 TEST(MixedTransport, BadHostMapIsAnErrorNotACrash) {

@@ -6,8 +6,7 @@
 
 namespace braid::transport::mixed {
 
-HostBootstrap::HostBootstrap(Bootstrap& parent, const std::vector<int>& hostOfRank,
-                             std::string tag)
+HostBootstrap::HostBootstrap(Bootstrap& parent, const std::vector<int>& hostOfRank, std::string tag)
     : parent_(parent), tag_(std::move(tag)) {
   const int self = parent.rank();
   for (int r = 0; r < static_cast<int>(hostOfRank.size()); ++r) {
@@ -28,7 +27,7 @@ Status HostBootstrap::allGather(void* data, size_t bytes) {
   for (int member : members_) {
     if (sizes[member] != bytes && mismatch.isOk()) {
       mismatch = internalError("host bootstrap " + tag_ + ": rank " + std::to_string(member) +
-                           " gathers " + std::to_string(sizes[member]) + " bytes, rank " +
+                               " gathers " + std::to_string(sizes[member]) + " bytes, rank " +
                                std::to_string(parent_.rank()) + " " + std::to_string(bytes));
     }
   }

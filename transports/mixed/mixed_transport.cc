@@ -73,7 +73,7 @@ class MixedTransport final : public Transport {
 
   const int rank_;
   const std::vector<int> hostOfRank_;
-  std::vector<int> localIndex_;  // by rank: index in this host's shm transport; -1 elsewhere
+  std::vector<int> localIndex_;        // by rank: index in this host's shm transport; -1 elsewhere
   std::unique_ptr<Transport> shm_;     // null when this rank is alone on its host
   std::unique_ptr<Transport> socket_;  // null when every rank is on one host
   std::vector<shm::ShmConnector*> shmConnectors_;  // by local index; null for this rank

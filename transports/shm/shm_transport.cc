@@ -154,8 +154,7 @@ Status checkSameConfig(const std::vector<PeerInfo>& infos, const RankLabels& lab
                     "shm: " + label.name(static_cast<int>(r)) +
                         " uses BRAID_SHM_SLOT_BYTES=" + std::to_string(infos[r].slotBytes) +
                         " BRAID_SHM_SLOTS=" + std::to_string(infos[r].slots) + " but " +
-                        label.name(0) + " uses " +
-                        std::to_string(infos[0].slotBytes) + " and " +
+                        label.name(0) + " uses " + std::to_string(infos[0].slotBytes) + " and " +
                         std::to_string(infos[0].slots),
                     label(static_cast<int>(r)));
     }
@@ -163,8 +162,7 @@ Status checkSameConfig(const std::vector<PeerInfo>& infos, const RankLabels& lab
   return Status::ok();
 }
 
-Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
-                                                        const Config& config,
+Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, const Config& config,
                                                         std::vector<int> globalRanks) {
   const int rank = bootstrap.rank();
   const int nranks = bootstrap.nranks();
@@ -254,18 +252,19 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
     // Both directions, so that sender and receiver agree on the framing.
     bool singleCopy = opened[rank * row + 1 + peer] && opened[peer * row + 1 + rank];
     singleCopyPeers += singleCopy ? 1 : 0;
-    shm::SingleCopyLink link{singleCopy ? singleCopyBytes : 0,
-                             shm::PeerMemory{label(peer), infos[peer].pid, infos[peer].pid == getpid()}};
-    t->connectors_[peer] =
-        std::make_unique<ShmConnector>(label(rank), label(peer), layout->fifo(t->own_->base(), rank, peer),
-                                       layout->fifo(t->peerSegments_[peer]->base(), peer, rank),
-                                       &t->ownControl(), &t->peerControl(peer), link);
+    shm::SingleCopyLink link{
+        singleCopy ? singleCopyBytes : 0,
+        shm::PeerMemory{label(peer), infos[peer].pid, infos[peer].pid == getpid()}};
+    t->connectors_[peer] = std::make_unique<ShmConnector>(
+        label(rank), label(peer), layout->fifo(t->own_->base(), rank, peer),
+        layout->fifo(t->peerSegments_[peer]->base(), peer, rank), &t->ownControl(),
+        &t->peerControl(peer), link);
   }
   BRAID_INFO(
-      "shm: rank %d of %d connected, %d slots of %zu bytes per peer, single copy from "
-      "%zu bytes with %d of %d peers",
-      label(rank), nranks, config.shmSlots, config.shmSlotBytes, singleCopyBytes, singleCopyPeers,
-      nranks - 1);
+      "shm: rank %d connected to %d peer(s), %d slots of %zu bytes per peer, single copy from "
+      "%zu bytes with %d of them",
+      label(rank), nranks - 1, config.shmSlots, config.shmSlotBytes, singleCopyBytes,
+      singleCopyPeers);
   return std::unique_ptr<Transport>(std::move(t));
 }
 

@@ -115,8 +115,7 @@ class SocketTransport final : public Transport {
 
 }  // namespace
 
-Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap,
-                                                         const Config& config,
+Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, const Config& config,
                                                          std::vector<bool> selection) {
   if (config.socketStreams < 1 || config.socketStreams > 64) {
     return invalidArgument("socket transport: BRAID_SOCKET_NSTREAMS must be in 1..64, got " +

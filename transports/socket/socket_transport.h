@@ -19,8 +19,7 @@ namespace braid::transport {
 /// Collective: every rank of the bootstrap must call it. `selection`, when not
 /// empty, selects the peers to connect (by rank, symmetric on all ranks); the
 /// connector to any other peer is null.
-Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap,
-                                                         const Config& config,
+Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, const Config& config,
                                                          std::vector<bool> selection = {});
 
 }  // namespace braid::transport
