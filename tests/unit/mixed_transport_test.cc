@@ -3,7 +3,9 @@
 //   - the transport alone, on threads (LocalBootstrap): which link each peer
 //     gets, that every pair exchanges messages in order through one drive loop
 //     (so waitForActivity must wake for both kinds of traffic), that an abort
-//     reaches peers on both links, and bad host maps;
+//     reaches peers on both links, and bad host maps; the socket transport's
+//     peer selection; the host bootstrap view (records of different sizes per
+//     host, a size mismatch named, calls kept in step);
 //   - communicators through the public API with BRAID_HOST_ID (transport left
 //     automatic, which must pick mixed across hosts): every collective, under
 //     every algorithm, checked by the sweep against its reference.
@@ -23,6 +25,7 @@
 #include "comm/comm.h"
 #include "support/local_bootstrap.h"
 #include "support/sweep_runner.h"
+#include "transports/mixed/host_bootstrap.h"
 #include "transports/socket/socket_transport.h"
 
 namespace braid::transport {
@@ -188,6 +191,40 @@ TEST(MixedTransport, SocketSelectionConnectsOnlyTheSelectedPeers) {
     }
     return b.barrier();
   }));
+}
+
+TEST(HostBootstrap, GathersPerHostWithHostLocalRanksAndStaysInStep) {
+  const std::vector<int> hosts = {0, 1, 0, 1, 1};
+  std::vector<Status> results = runRanks(5, [&](int rank, Bootstrap& b) -> Status {
+    mixed::HostBootstrap view(b, hosts, "test-h" + std::to_string(hosts[rank]));
+    const std::vector<int> members =
+        hosts[rank] == 0 ? std::vector<int>{0, 2} : std::vector<int>{1, 3, 4};
+    EXPECT_EQ(view.members(), members);
+    EXPECT_EQ(view.nranks(), static_cast<int>(members.size()));
+    // Hosts gather records of different sizes in the same call.
+    const size_t bytes = 3 + hosts[rank];
+    std::vector<uint8_t> data(bytes * members.size(), 0);
+    for (size_t i = 0; i < bytes; ++i) data[view.rank() * bytes + i] = patternByte(rank, 0, i);
+    BRAID_RETURN_IF_ERROR(view.allGather(data.data(), bytes));
+    for (size_t local = 0; local < members.size(); ++local) {
+      for (size_t i = 0; i < bytes; ++i) {
+        EXPECT_EQ(data[local * bytes + i], patternByte(members[local], 0, i));
+      }
+    }
+    // Rank 4 disagrees with its host about the size: host 1 fails naming it,
+    // host 0 is unaffected, and everyone stays in step for the next call.
+    const size_t odd = rank == 4 ? 9 : 2;
+    std::vector<uint8_t> more(odd * members.size());
+    Status mismatch = view.allGather(more.data(), odd);
+    BRAID_RETURN_IF_ERROR(view.barrier());
+    return mismatch;
+  });
+  EXPECT_TRUE(results[0].isOk()) << results[0].message();
+  EXPECT_TRUE(results[2].isOk()) << results[2].message();
+  for (int rank : {1, 3, 4}) {
+    ASSERT_FALSE(results[rank].isOk()) << "rank " << rank;
+    EXPECT_NE(results[rank].message().find("rank 4"), std::string::npos) << results[rank].message();
+  }
 }
 
 TEST(MixedTransport, BadHostMapIsAnErrorNotACrash) {
