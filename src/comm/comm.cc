@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/selection_spec.h"
 #include "topology/startup.h"
+#include "transports/mixed/mixed_transport.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/socket/socket_transport.h"
 
@@ -127,7 +128,7 @@ Status Comm::agreeOnConfig() {
   }
   BRAID_RETURN_IF_ERROR(topo::prepareTopology(rank_).status());
   if (config_.transport.empty()) {
-    config_.transport = oneHost ? "shm" : "socket";
+    config_.transport = oneHost ? "shm" : "mixed";  // mixed: shm inside each host
   } else if (config_.transport == "shm" && !oneHost) {
     return invalidUsage("BRAID_TRANSPORT=shm, but the ranks run on more than one host");
   }
@@ -138,6 +139,9 @@ Status Comm::connectTransport() {
   if (nranks_ == 1) return Status::ok();
   if (config_.transport == "shm") {
     BRAID_ASSIGN_OR_RETURN(transport_, transport::createShmTransport(*bootstrap_, config_));
+  } else if (config_.transport == "mixed") {
+    BRAID_ASSIGN_OR_RETURN(transport_,
+                           transport::createMixedTransport(*bootstrap_, config_, *hosts_));
   } else {
     BRAID_ASSIGN_OR_RETURN(transport_, transport::createSocketTransport(*bootstrap_, config_));
   }

@@ -132,7 +132,7 @@ Result<Config> Config::fromEnv() {
     }
     c.timeoutSeconds = t;
   }
-  BRAID_RETURN_IF_ERROR(readChoice("BRAID_TRANSPORT", {"shm", "socket"}, &c.transport));
+  BRAID_RETURN_IF_ERROR(readChoice("BRAID_TRANSPORT", {"shm", "socket", "mixed"}, &c.transport));
   BRAID_RETURN_IF_ERROR(readSpec("BRAID_ALGO", {}, &c.algorithm));
   BRAID_RETURN_IF_ERROR(readSpec("BRAID_PROTO", {"simple", "ll", "ll128"}, &c.protocol));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_CHUNK_BYTES", 64, &c.chunkBytes));

@@ -14,7 +14,7 @@ namespace braid {
 
 struct Config {
   double timeoutSeconds = 300;  // BRAID_TIMEOUT: every wait's deadline
-  std::string transport;        // BRAID_TRANSPORT: "" (auto) | shm | socket
+  std::string transport;        // BRAID_TRANSPORT: "" (auto) | shm | socket | mixed
   std::string algorithm;        // BRAID_ALGO: "" (auto) or a spec (core/selection_spec.h)
   std::string protocol;         // BRAID_PROTO: "" (auto) or a spec of simple | ll | ll128
   size_t chunkBytes = 1 << 20;  // BRAID_CHUNK_BYTES: pipelining granularity

@@ -16,6 +16,10 @@
 // until a peer publishes data or frees slots, aborts, or closes. A dead peer
 // cannot ring, so while any peer process is watched the sleep is cut into
 // ~100 ms pieces and peers are checked between them.
+//
+// Rank numbers: the bootstrap's, used for segment names and indexing. When the
+// bootstrap covers some ranks of a communicator (the mixed transport gives it
+// one host's), errors, aborts and connectors name the communicator's ranks.
 #include "transports/shm/shm_transport.h"
 
 #include <unistd.h>
@@ -46,7 +50,28 @@ using shm::ShmSegment;
 
 constexpr auto kLivenessPeriod = std::chrono::milliseconds(100);
 
-std::string rankName(int rank) { return "rank " + std::to_string(rank); }
+// Ranks as errors and aborts name them: the bootstrap's own numbering, or the
+// communicator's when the bootstrap covers only some of its ranks (mixed transport).
+class RankLabels {
+ public:
+  RankLabels(std::vector<int> global, int nranks) : global_(std::move(global)) {
+    if (global_.empty()) {
+      for (int r = 0; r < nranks; ++r) global_.push_back(r);
+    }
+  }
+  int operator()(int local) const { return global_[local]; }
+  /// The local index of communicator rank `global`; -1 when not on this host.
+  int local(int global) const {
+    for (size_t i = 0; i < global_.size(); ++i) {
+      if (global_[i] == global) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  std::string name(int local) const { return "rank " + std::to_string(global_[local]); }
+
+ private:
+  std::vector<int> global_;
+};
 
 // What ranks tell each other in step 2.
 struct PeerInfo {
@@ -60,7 +85,8 @@ struct PeerInfo {
 
 class ShmTransport : public Transport {
  public:
-  static Result<std::unique_ptr<Transport>> create(Bootstrap& bootstrap, const Config& config);
+  static Result<std::unique_ptr<Transport>> create(Bootstrap& bootstrap, const Config& config,
+                                                   std::vector<int> globalRanks);
   ~ShmTransport() override;
 
   const char* name() const override { return "shm"; }
@@ -73,7 +99,8 @@ class ShmTransport : public Transport {
   std::vector<int> waitChain(int peer) override;
 
  private:
-  ShmTransport(int rank, int nranks) : rank_(rank), nranks_(nranks) {}
+  ShmTransport(int rank, int nranks, RankLabels labels)
+      : rank_(rank), nranks_(nranks), label_(std::move(labels)) {}
 
   ControlBlock& ownControl() const { return *SegmentLayout::control(own_->base()); }
   ControlBlock& peerControl(int peer) const {
@@ -89,6 +116,7 @@ class ShmTransport : public Transport {
 
   const int rank_;
   const int nranks_;
+  const RankLabels label_;
   std::unique_ptr<ShmSegment> own_;
   std::vector<std::unique_ptr<ShmSegment>> peerSegments_;  // by rank; null for this rank
   // Declared after the segments: connectors point into them and die first.
@@ -116,39 +144,45 @@ Result<std::unique_ptr<ShmSegment>> createOwnSegment(const std::string& tag, int
 
 // Step 3, for one peer.
 Result<std::unique_ptr<ShmSegment>> openPeerSegment(const std::string& tag, int peer,
-                                                    const SegmentLayout& layout) {
+                                                    const SegmentLayout& layout,
+                                                    const RankLabels& label) {
   BRAID_ASSIGN_OR_RETURN(auto segment,
                          ShmSegment::open(shm::segmentName(tag, peer), layout.totalBytes));
   const ControlBlock* control = SegmentLayout::control(segment->base());
   if (control->magic != shm::kSegmentMagic || control->ownerRank != peer) {
-    return internalError("shm: segment " + segment->name() + " is not " + rankName(peer) +
+    return internalError("shm: segment " + segment->name() + " is not " + label.name(peer) +
                          "'s (stale segment or tag collision)");
   }
   return segment;
 }
 
 // The same slot configuration everywhere, or an error naming the first rank that differs.
-Status checkSameConfig(const std::vector<PeerInfo>& infos) {
+Status checkSameConfig(const std::vector<PeerInfo>& infos, const RankLabels& label) {
   for (size_t r = 1; r < infos.size(); ++r) {
     if (infos[r].slotBytes != infos[0].slotBytes || infos[r].slots != infos[0].slots) {
       return Status(braidInvalidUsage,
-                    "shm: " + rankName(static_cast<int>(r)) +
+                    "shm: " + label.name(static_cast<int>(r)) +
                         " uses BRAID_SHM_SLOT_BYTES=" + std::to_string(infos[r].slotBytes) +
-                        " BRAID_SHM_SLOTS=" + std::to_string(infos[r].slots) + " but rank 0 uses " +
-                        std::to_string(infos[0].slotBytes) + " and " +
+                        " BRAID_SHM_SLOTS=" + std::to_string(infos[r].slots) + " but " +
+                        label.name(0) + " uses " + std::to_string(infos[0].slotBytes) + " and " +
                         std::to_string(infos[0].slots),
-                    static_cast<int>(r));
+                    label(static_cast<int>(r)));
     }
   }
   return Status::ok();
 }
 
-Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
-                                                        const Config& config) {
+Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, const Config& config,
+                                                        std::vector<int> globalRanks) {
   const int rank = bootstrap.rank();
   const int nranks = bootstrap.nranks();
   const std::string& tag = bootstrap.commTag();
-  std::unique_ptr<ShmTransport> t(new ShmTransport(rank, nranks));
+  if (!globalRanks.empty() && static_cast<int>(globalRanks.size()) != nranks) {
+    return invalidArgument("shm: " + std::to_string(globalRanks.size()) +
+                           " global rank numbers for " + std::to_string(nranks) + " ranks");
+  }
+  std::unique_ptr<ShmTransport> t(new ShmTransport(rank, nranks, RankLabels(globalRanks, nranks)));
+  const RankLabels& label = t->label_;
 
   // A local failure is not returned before the collective steps are done:
   // the peers would wait in the bootstrap until their deadline.
@@ -177,19 +211,20 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
   BRAID_RETURN_IF_ERROR(local);
   for (int r = 0; r < nranks; ++r) {
     if (!infos[r].created) {
-      return remoteError("shm: " + rankName(r) + " could not create its shared-memory segment", r);
+      return remoteError("shm: " + label.name(r) + " could not create its shared-memory segment",
+                         label(r));
     }
   }
-  BRAID_RETURN_IF_ERROR(checkSameConfig(infos));
+  BRAID_RETURN_IF_ERROR(checkSameConfig(infos, label));
 
   t->peerSegments_.resize(nranks);
   for (int peer = 0; peer < nranks && local.isOk(); ++peer) {
     if (peer == rank) continue;
-    auto segment = openPeerSegment(tag, peer, *layout);
+    auto segment = openPeerSegment(tag, peer, *layout, label);
     if (segment.isOk()) {
       t->peerSegments_[peer] = std::move(*segment);
     } else {
-      local = Status(segment.status().code(), segment.status().message(), peer);
+      local = Status(segment.status().code(), segment.status().message(), label(peer));
     }
   }
   // Row r of `opened`: [r mapped every segment?, r can read peer 0, 1, ...].
@@ -209,7 +244,7 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
   BRAID_RETURN_IF_ERROR(local);
   for (int r = 0; r < nranks; ++r) {
     if (!opened[r * row]) {
-      return remoteError("shm: " + rankName(r) + " could not map its peers' segments", r);
+      return remoteError("shm: " + label.name(r) + " could not map its peers' segments", label(r));
     }
   }
 
@@ -221,24 +256,25 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
     if (peer == rank) continue;
     if (!samePidNamespace) {
       BRAID_WARN("shm: rank %d is in another pid namespace; a crash there shows as a timeout",
-                 peer);
+                 label(peer));
     }
     t->watchesAnyPeer_ = t->watchesAnyPeer_ || t->watches_.back().watched();
     // Both directions, so that sender and receiver agree on the framing.
     bool singleCopy = opened[rank * row + 1 + peer] && opened[peer * row + 1 + rank];
     singleCopyPeers += singleCopy ? 1 : 0;
-    shm::SingleCopyLink link{singleCopy ? singleCopyBytes : 0,
-                             shm::PeerMemory{peer, infos[peer].pid, infos[peer].pid == getpid()}};
-    t->connectors_[peer] =
-        std::make_unique<ShmConnector>(rank, peer, layout->fifo(t->own_->base(), rank, peer),
-                                       layout->fifo(t->peerSegments_[peer]->base(), peer, rank),
-                                       &t->ownControl(), &t->peerControl(peer), link);
+    shm::SingleCopyLink link{
+        singleCopy ? singleCopyBytes : 0,
+        shm::PeerMemory{label(peer), infos[peer].pid, infos[peer].pid == getpid()}};
+    t->connectors_[peer] = std::make_unique<ShmConnector>(
+        label(rank), label(peer), layout->fifo(t->own_->base(), rank, peer),
+        layout->fifo(t->peerSegments_[peer]->base(), peer, rank), &t->ownControl(),
+        &t->peerControl(peer), link);
   }
   BRAID_INFO(
-      "shm: rank %d of %d connected, %d slots of %zu bytes per peer, single copy from "
-      "%zu bytes with %d of %d peers",
-      rank, nranks, config.shmSlots, config.shmSlotBytes, singleCopyBytes, singleCopyPeers,
-      nranks - 1);
+      "shm: rank %d connected to %d peer(s), %d slots of %zu bytes per peer, single copy from "
+      "%zu bytes with %d of them",
+      label(rank), nranks - 1, config.shmSlots, config.shmSlotBytes, singleCopyBytes,
+      singleCopyPeers);
   return std::unique_ptr<Transport>(std::move(t));
 }
 
@@ -262,13 +298,13 @@ bool ShmTransport::hasWork() const {
 }
 
 Status ShmTransport::checkPeers() {
-  BRAID_RETURN_IF_ERROR(shm::abortStatus(ownControl(), rank_));
+  BRAID_RETURN_IF_ERROR(shm::abortStatus(ownControl(), label_(rank_)));
   for (int peer = 0; peer < nranks_; ++peer) {
     const ShmConnector* c = connectors_[peer].get();
     if (c != nullptr && c->hasPendingWork() && peerClosed(peer) && !c->canProgress()) {
       return remoteError(
-          "shm: " + rankName(peer) + " closed its transport while this rank still waits on it",
-          peer);
+          "shm: " + label_.name(peer) + " closed its transport while this rank still waits on it",
+          label_(peer));
     }
   }
   if (!watchesAnyPeer_ || Clock::now() < nextLivenessCheck_) return Status::ok();
@@ -277,8 +313,8 @@ Status ShmTransport::checkPeers() {
     // A clean exit after closing is not a failure; the closed check above covers it.
     if (peer != rank_ && watches_[peer].exited() && !peerClosed(peer)) {
       return remoteError(
-          "shm: " + rankName(peer) + " (pid " + std::to_string(watches_[peer].pid()) + ") died",
-          peer);
+          "shm: " + label_.name(peer) + " (pid " + std::to_string(watches_[peer].pid()) + ") died",
+          label_(peer));
     }
   }
   return Status::ok();
@@ -302,14 +338,15 @@ void ShmTransport::abort(const Status& reason) {
   if (aborted_.exchange(true)) return;
   std::string why =
       reason.message().empty() ? "abort requested" : firstHandAccount(reason.message());
-  // Peers blame the rank the reason blames (a dead peer, or one a notice named).
-  const int origin = reason.peer() >= 0 && reason.peer() < nranks_ ? reason.peer() : rank_;
+  // Peers blame the rank the reason blames (a dead peer, or one a notice
+  // named); reasons name ranks in the communicator's numbering.
+  const int origin = reason.peer() >= 0 ? reason.peer() : label_(rank_);
   for (int peer = 0; peer < nranks_; ++peer) {
     if (peer == rank_) continue;
-    shm::postAbort(peerControl(peer), rank_, origin, why);
+    shm::postAbort(peerControl(peer), label_(rank_), origin, why);
     shm::ring(peerControl(peer));
   }
-  shm::postAbort(ownControl(), rank_, origin, why);
+  shm::postAbort(ownControl(), label_(rank_), origin, why);
   shm::ring(ownControl());
 }
 
@@ -320,24 +357,28 @@ void ShmTransport::reportWait(int peer) {
 }
 
 std::vector<int> ShmTransport::waitChain(int peer) {
+  // Reports and `peer` use the communicator's numbering; a chain that leaves
+  // this host (mixed transport) ends at the first rank outside it.
   std::vector<int> chain{peer};
   std::vector<bool> onChain(nranks_, false);
   onChain[rank_] = true;
-  for (int at = peer; at >= 0 && at < nranks_ && at != rank_;) {
+  for (int at = label_.local(peer); at >= 0 && at != rank_;) {
     onChain[at] = true;
-    at = peerControl(at).waitsFor.load(std::memory_order_acquire);
-    if (at < 0) break;
+    const int next = peerControl(at).waitsFor.load(std::memory_order_acquire);
+    if (next < 0) break;
+    at = label_.local(next);
     // A cycle of live ranks waiting for each other (mismatched calls): blame the peer.
-    if (at >= nranks_ || onChain[at]) return {peer};
-    chain.push_back(at);
+    if (at >= 0 && onChain[at]) return {peer};
+    chain.push_back(next);
   }
   return chain;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<Transport>> createShmTransport(Bootstrap& bootstrap, const Config& config) {
-  return ShmTransport::create(bootstrap, config);
+Result<std::unique_ptr<Transport>> createShmTransport(Bootstrap& bootstrap, const Config& config,
+                                                      std::vector<int> globalRanks) {
+  return ShmTransport::create(bootstrap, config, std::move(globalRanks));
 }
 
 }  // namespace braid::transport

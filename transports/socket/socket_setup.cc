@@ -6,6 +6,7 @@
 //      address with Bootstrap::allGather (a rank that cannot listen publishes
 //      an empty record, so the others fail at once instead of timing out);
 //   2. connect `streams` sockets to every higher rank and send each a Hello.
+//      (Only ranks that SetupOptions::peers selects, in phases 2-4.)
 //      connect() completes in the peer's kernel backlog, and a Hello fits in
 //      the socket buffer, so this phase never waits for the peer's code;
 //   3. accept until every lower rank's `streams` connections have presented a
@@ -95,7 +96,8 @@ class Acceptor {
       : bootstrap_(bootstrap), listenFd_(listenFd), options_(options), peers_(*peers) {}
 
   Status run() {
-    int missing = bootstrap_.rank() * options_.streams;
+    int missing = 0;
+    for (int r = 0; r < bootstrap_.rank(); ++r) missing += static_cast<int>(peers_[r].size());
     while (missing > 0) {
       if (options_.deadline.expired()) return missingError();
       std::vector<pollfd> fds{{listenFd_, POLLIN, 0}};
@@ -140,7 +142,9 @@ class Acceptor {
     p->got += r->bytes;
     if (p->got < sizeof(Hello)) return Status::ok();
     std::string problem = helloProblem(p->hello, bootstrap_, options_.streams, -1, -1);
-    if (problem.empty() && peers_[p->hello.rank][p->hello.stream].valid()) {
+    if (problem.empty() && peers_[p->hello.rank].empty()) {
+      problem = "a rank this rank does not connect to";
+    } else if (problem.empty() && peers_[p->hello.rank][p->hello.stream].valid()) {
       problem = "a duplicate stream";
     }
     if (!problem.empty()) {
@@ -183,6 +187,10 @@ class Acceptor {
   std::vector<Pending> pending_;
 };
 
+bool selected(const SetupOptions& options, int peer) {
+  return options.peers.empty() || options.peers[peer];
+}
+
 }  // namespace
 
 Result<std::vector<std::vector<Fd>>> connectPeers(Bootstrap& bootstrap,
@@ -190,6 +198,11 @@ Result<std::vector<std::vector<Fd>>> connectPeers(Bootstrap& bootstrap,
   const int rank = bootstrap.rank();
   const int nranks = bootstrap.nranks();
   const int streams = options.streams;
+  if (!options.peers.empty() && static_cast<int>(options.peers.size()) != nranks) {
+    return invalidArgument("socket transport: a peer selection of " +
+                           std::to_string(options.peers.size()) + " ranks for " +
+                           std::to_string(nranks) + " ranks");
+  }
   if (streams < 1) {
     return invalidArgument("socket transport: streams per peer must be >= 1, got " +
                            std::to_string(streams));
@@ -208,12 +221,12 @@ Result<std::vector<std::vector<Fd>>> connectPeers(Bootstrap& bootstrap,
 
   std::vector<std::vector<Fd>> peers(nranks);
   for (int p = 0; p < nranks; ++p) {
-    if (p != rank) peers[p].resize(streams);
+    if (p != rank && selected(options, p)) peers[p].resize(streams);
   }
 
   // Phase 2.
   for (int p = rank + 1; p < nranks; ++p) {
-    for (int s = 0; s < streams; ++s) {
+    for (int s = 0; s < static_cast<int>(peers[p].size()); ++s) {
       const SocketAddress& to = (*addresses)[p];
       Result<Fd> fd = connectTo(to, options.socketOptions, options.deadline);
       Hello hello = makeHello(bootstrap, s, streams);
@@ -234,7 +247,7 @@ Result<std::vector<std::vector<Fd>>> connectPeers(Bootstrap& bootstrap,
 
   // Phase 4.
   for (int p = rank + 1; p < nranks; ++p) {
-    for (int s = 0; s < streams; ++s) {
+    for (int s = 0; s < static_cast<int>(peers[p].size()); ++s) {
       Hello answer{};
       Status st = recvAll(peers[p][s].get(), &answer, sizeof(answer), options.deadline);
       std::string problem =

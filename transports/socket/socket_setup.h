@@ -17,11 +17,15 @@ struct SetupOptions {
   int streams = 1;     // connections per peer; every rank must use the same
   SocketOptions socketOptions;
   Deadline deadline;
+  // Which peers to connect, by rank; empty: all. Must be symmetric (p connects q
+  // exactly when q connects p), e.g. "on another host" for the mixed transport.
+  std::vector<bool> peers;
 };
 
-/// Connects this rank to every other rank. Returns, indexed by peer rank,
-/// `options.streams` connected non-blocking sockets ordered by stream index
-/// (an empty vector for this rank). Collective: every rank must call it.
+/// Connects this rank to every other rank (or to those options.peers selects).
+/// Returns, indexed by peer rank, `options.streams` connected non-blocking
+/// sockets ordered by stream index (an empty vector for this rank and for peers
+/// not selected). Collective: every rank must call it.
 Result<std::vector<std::vector<Fd>>> connectPeers(Bootstrap& bootstrap,
                                                   const SetupOptions& options);
 

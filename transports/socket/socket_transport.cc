@@ -56,7 +56,7 @@ class SocketTransport final : public Transport {
     connectors_.resize(peers.size());
     waits_.assign(peers.size(), -1);
     for (size_t p = 0; p < peers.size(); ++p) {
-      if (static_cast<int>(p) == rank_) continue;
+      if (static_cast<int>(p) == rank_ || peers[p].empty()) continue;  // empty: not selected
       connectors_[p] = std::make_unique<SocketConnector>(rank_, static_cast<int>(p),
                                                          static_cast<int>(peers.size()),
                                                          std::move(peers[p]), &abort_, &waits_);
@@ -181,8 +181,8 @@ class SocketTransport final : public Transport {
 
 }  // namespace
 
-Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap,
-                                                         const Config& config) {
+Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, const Config& config,
+                                                         std::vector<bool> selection) {
   if (config.socketStreams < 1 || config.socketStreams > 64) {
     return invalidArgument("socket transport: BRAID_SOCKET_NSTREAMS must be in 1..64, got " +
                            std::to_string(config.socketStreams));
@@ -193,6 +193,7 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap,
   options.socketOptions.sendBufferBytes = config.socketBufferBytes;
   options.socketOptions.recvBufferBytes = config.socketBufferBytes;
   options.deadline = Deadline::in(config.timeoutSeconds);
+  options.peers = std::move(selection);
   BRAID_ASSIGN_OR_RETURN(std::vector<std::vector<Fd>> peers,
                          socket::connectPeers(bootstrap, options));
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "bootstrap/bootstrap.h"
 #include "core/config.h"
@@ -15,8 +16,10 @@ namespace braid::transport {
 /// config.socketIfname (interface), config.socketStreams (connections per
 /// peer; all ranks must agree), config.socketBufferBytes (SO_SNDBUF/SO_RCVBUF;
 /// 0 keeps kernel autotuning) and config.timeoutSeconds (setup deadline).
-/// Collective: every rank of the bootstrap must call it.
-Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap,
-                                                         const Config& config);
+/// Collective: every rank of the bootstrap must call it. `selection`, when not
+/// empty, selects the peers to connect (by rank, symmetric on all ranks); the
+/// connector to any other peer is null.
+Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, const Config& config,
+                                                         std::vector<bool> selection = {});
 
 }  // namespace braid::transport
