@@ -35,6 +35,9 @@ struct RecvSink {
   const uint8_t* accum = nullptr;
   coll::ReduceFn reduce = nullptr;
   size_t elemSize = 1;
+  // Size of the whole buffer dst lies in (0: unknown). A receive into a buffer
+  // far larger than the cache may write it with streaming stores (collectives/host/copy.h).
+  size_t extentBytes = 0;
 };
 
 /// The caller owns a Request and keeps it (and the buffer) alive until done is

@@ -93,6 +93,7 @@ Status ScheduleRunner::start(size_t index) {
       transport::RecvSink sink;
       BRAID_ASSIGN_OR_RETURN(sink.dst, resolve(a.dst, true));
       sink.elemSize = elemSize_;
+      sink.extentBytes = a.dst.buf == BufferId::kRecv ? buffers_.recvBytes : buffers_.scratchBytes;
       if (a.kind == ActionKind::kRecvReduce) {
         BRAID_ASSIGN_OR_RETURN(uint8_t * accum, resolve(a.src, false));
         sink.accum = accum;

@@ -229,7 +229,8 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
     t->connectors_[peer] =
         std::make_unique<ShmConnector>(rank, peer, layout->fifo(t->own_->base(), rank, peer),
                                        layout->fifo(t->peerSegments_[peer]->base(), peer, rank),
-                                       &t->ownControl(), &t->peerControl(peer), link);
+                                       &t->ownControl(), &t->peerControl(peer), link,
+                                       config.streamStoreBytes);
   }
   BRAID_INFO(
       "shm: rank %d of %d connected, %d slots of %zu bytes per peer, single copy from "
