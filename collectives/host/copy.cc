@@ -9,9 +9,13 @@
 // flags, so the rest of this file still runs on any x86-64 CPU.
 #include "collectives/host/copy.h"
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <string>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -146,6 +150,59 @@ void copyInto(void* dst, const void* src, size_t bytes, bool streaming) {
   } else {
     std::memcpy(dst, src, bytes);
   }
+}
+
+namespace {
+
+// Bytes of the highest-level data or unified cache sysfs lists for cpu0; 0 if none.
+size_t sysfsLastLevelCacheBytes() {
+  size_t best = 0;
+  int bestLevel = 0;
+  for (int index = 0; index < 16; ++index) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    FILE* file = std::fopen((dir + "level").c_str(), "r");
+    if (file == nullptr) break;
+    int level = 0;
+    bool ok = std::fscanf(file, "%d", &level) == 1;
+    std::fclose(file);
+    char type[32] = {};
+    file = std::fopen((dir + "type").c_str(), "r");
+    if (file == nullptr) continue;
+    ok = ok && std::fscanf(file, "%31s", type) == 1;
+    std::fclose(file);
+    unsigned long long size = 0;
+    char unit = 0;
+    file = std::fopen((dir + "size").c_str(), "r");
+    if (file == nullptr) continue;
+    ok = ok && std::fscanf(file, "%llu%c", &size, &unit) >= 1;
+    std::fclose(file);
+    if (!ok || std::strcmp(type, "Instruction") == 0 || level <= bestLevel) continue;
+    if (unit == 'K') size <<= 10;
+    if (unit == 'M') size <<= 20;
+    bestLevel = level;
+    best = static_cast<size_t>(size);
+  }
+  return best;
+}
+
+}  // namespace
+
+size_t lastLevelCacheBytes() {
+  static const size_t kBytes = [] {
+    size_t bytes = sysfsLastLevelCacheBytes();
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (bytes == 0) {
+      long level3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+      bytes = level3 > 0 ? static_cast<size_t>(level3) : 0;
+    }
+#endif
+    return bytes != 0 ? bytes : size_t{32} << 20;
+  }();
+  return kBytes;
+}
+
+size_t defaultStreamStoreBytes(int localRanks) {
+  return lastLevelCacheBytes() / static_cast<size_t>(localRanks > 0 ? localRanks : 1);
 }
 
 bool copyStreamingForIsa(CopyIsa isa, void* dst, const void* src, size_t bytes) {

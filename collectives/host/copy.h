@@ -34,6 +34,15 @@ void copyStreaming(void* dst, const void* src, size_t bytes);
 /// memcpy, or copyStreaming when `streaming`.
 void copyInto(void* dst, const void* src, size_t bytes, bool streaming);
 
+/// The last-level cache of the CPU this runs on, in bytes: from sysfs (what the
+/// kernel says about the core's own cache; a VM's CPUID, which sysconf reads, may
+/// report the host's), else from sysconf, else 32 MiB.
+size_t lastLevelCacheBytes();
+/// From which destination size receives stream when BRAID_STREAM_STORE_BYTES is
+/// unset: each of `localRanks` ranks' share of the last-level cache, so that
+/// what the ranks receive together fits in it when not streamed.
+size_t defaultStreamStoreBytes(int localRanks);
+
 /// The widest variant this build compiled and this CPU runs.
 CopyIsa streamingCopyIsa();
 /// Whether `isa` can run here.

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/host/copy.h"
 #include "core/log.h"
 #include "transports/shm/control_block.h"
 #include "transports/shm/peer_watch.h"
@@ -158,6 +159,9 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
   }
 
   const size_t singleCopyBytes = config.shmSingleCopyBytes;
+  const size_t streamStoreBytes = config.streamStoreBytes == Config::kAutoBytes
+                                      ? coll::defaultStreamStoreBytes(nranks)
+                                      : config.streamStoreBytes;
   shm::ProbeTarget probe{0, static_cast<int32_t>(getpid()), rank};
   if (singleCopyBytes != 0) {
     shm::fillProbePattern(t->probePattern_, probe.pid, rank);
@@ -230,7 +234,7 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
         std::make_unique<ShmConnector>(rank, peer, layout->fifo(t->own_->base(), rank, peer),
                                        layout->fifo(t->peerSegments_[peer]->base(), peer, rank),
                                        &t->ownControl(), &t->peerControl(peer), link,
-                                       config.streamStoreBytes);
+                                       streamStoreBytes);
   }
   BRAID_INFO(
       "shm: rank %d of %d connected, %d slots of %zu bytes per peer, single copy from "
