@@ -89,6 +89,10 @@ class Transport {
   /// braidRemoteError naming this rank), and wakes local waiters. Idempotent;
   /// callable from any thread.
   virtual void abort(const Status& reason) = 0;
+
+  /// Schedule copy actions into a buffer of at least this many bytes write it
+  /// with streaming stores (collectives/host/copy.h); 0: never.
+  virtual size_t streamStoreBytes() const { return 0; }
 };
 
 }  // namespace braid::transport

@@ -69,6 +69,7 @@ class ShmTransport : public Transport {
   }
   Status waitForActivity(const Deadline& deadline, int maxWaitMs) override;
   void abort(const Status& reason) override;
+  size_t streamStoreBytes() const override { return streamStoreBytes_; }
 
  private:
   ShmTransport(int rank, int nranks) : rank_(rank), nranks_(nranks) {}
@@ -93,6 +94,7 @@ class ShmTransport : public Transport {
   std::vector<std::unique_ptr<ShmConnector>> connectors_;  // by rank; null for this rank
   std::vector<PeerWatch> watches_;                         // by rank
   bool watchesAnyPeer_ = false;
+  size_t streamStoreBytes_ = 0;  // as each connector's; see Config::streamStoreBytes
   Clock::time_point nextLivenessCheck_ = Clock::now();
   std::atomic<bool> aborted_{false};
   uint64_t probePattern_[2] = {0, 0};  // read by peers at setup (single_copy.h)
@@ -162,6 +164,7 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap,
   const size_t streamStoreBytes = config.streamStoreBytes == Config::kAutoBytes
                                       ? coll::defaultStreamStoreBytes(nranks)
                                       : config.streamStoreBytes;
+  t->streamStoreBytes_ = streamStoreBytes;
   shm::ProbeTarget probe{0, static_cast<int32_t>(getpid()), rank};
   if (singleCopyBytes != 0) {
     shm::fillProbePattern(t->probePattern_, probe.pid, rank);
