@@ -79,6 +79,10 @@ class Transport {
   /// The connector to `peer` (0 <= peer < nranks, peer != own rank); never null.
   virtual Connector* connector(int peer) = 0;
 
+  /// Schedule copy actions into a buffer of at least this many bytes write it
+  /// with streaming stores (collectives/host/copy.h); 0: never.
+  virtual size_t streamStoreBytes() const { return 0; }
+
   /// Sleeps until a peer may have made progress, `deadline` passes, or about
   /// maxWaitMs milliseconds pass, whichever comes first. Spurious returns are
   /// fine; callers re-poll. Returns an error when a peer is known to be dead
@@ -89,10 +93,6 @@ class Transport {
   /// braidRemoteError naming this rank), and wakes local waiters. Idempotent;
   /// callable from any thread.
   virtual void abort(const Status& reason) = 0;
-
-  /// Schedule copy actions into a buffer of at least this many bytes write it
-  /// with streaming stores (collectives/host/copy.h); 0: never.
-  virtual size_t streamStoreBytes() const { return 0; }
 };
 
 }  // namespace braid::transport

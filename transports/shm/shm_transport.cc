@@ -64,12 +64,12 @@ class ShmTransport : public Transport {
   ~ShmTransport() override;
 
   const char* name() const override { return "shm"; }
+  size_t streamStoreBytes() const override { return streamStoreBytes_; }
   Connector* connector(int peer) override {
     return peer >= 0 && peer < nranks_ ? connectors_[peer].get() : nullptr;
   }
   Status waitForActivity(const Deadline& deadline, int maxWaitMs) override;
   void abort(const Status& reason) override;
-  size_t streamStoreBytes() const override { return streamStoreBytes_; }
 
  private:
   ShmTransport(int rank, int nranks) : rank_(rank), nranks_(nranks) {}
