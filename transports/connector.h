@@ -35,6 +35,9 @@ struct RecvSink {
   const uint8_t* accum = nullptr;
   coll::ReduceFn reduce = nullptr;
   size_t elemSize = 1;
+  // Size of the whole buffer dst lies in (0: unknown). A receive into a buffer
+  // far larger than the cache may write it with streaming stores (collectives/host/copy.h).
+  size_t extentBytes = 0;
 };
 
 /// The caller owns a Request and keeps it (and the buffer) alive until done is
@@ -75,6 +78,10 @@ class Transport {
 
   /// The connector to `peer` (0 <= peer < nranks, peer != own rank); never null.
   virtual Connector* connector(int peer) = 0;
+
+  /// Schedule copy actions into a buffer of at least this many bytes write it
+  /// with streaming stores (collectives/host/copy.h); 0: never.
+  virtual size_t streamStoreBytes() const { return 0; }
 
   /// Sleeps until a peer may have made progress, `deadline` passes, or about
   /// maxWaitMs milliseconds pass, whichever comes first. Spurious returns are

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "collectives/host/copy.h"
 #include "core/types.h"
 
 namespace braid::coll {
@@ -14,7 +15,20 @@ ScheduleRunner::ScheduleRunner(transport::Transport* transport, const Schedule* 
       elemSize_(typeSize(type)),
       reduce_(reducerFor(type, op)),
       divide_(dividerFor(type)),
-      nranks_(nranks) {}
+      nranks_(nranks),
+      streamStoreBytes_(transport != nullptr ? transport->streamStoreBytes() : 0) {}
+
+size_t ScheduleRunner::bufferBytes(BufferId id) const {
+  switch (id) {
+    case BufferId::kSend:
+      return buffers_.sendBytes;
+    case BufferId::kRecv:
+      return buffers_.recvBytes;
+    case BufferId::kScratch:
+      return buffers_.scratchBytes;
+  }
+  return 0;
+}
 
 Result<uint8_t*> ScheduleRunner::resolve(const Span& span, bool writable) const {
   uint8_t* base = nullptr;
@@ -114,6 +128,7 @@ Status ScheduleRunner::start(size_t index) {
       transport::RecvSink sink;
       BRAID_ASSIGN_OR_RETURN(sink.dst, resolve(a.dst, true));
       sink.elemSize = elemSize_;
+      sink.extentBytes = bufferBytes(a.dst.buf);
       if (a.kind == ActionKind::kRecvReduce) {
         BRAID_ASSIGN_OR_RETURN(uint8_t * accum, resolve(a.src, false));
         sink.accum = accum;
@@ -124,7 +139,13 @@ Status ScheduleRunner::start(size_t index) {
     case ActionKind::kCopy: {
       BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
       BRAID_ASSIGN_OR_RETURN(uint8_t * dst, resolve(a.dst, true));
-      if (src != dst && a.dst.bytes > 0) std::memmove(dst, src, a.dst.bytes);
+      const size_t n = a.dst.bytes;
+      const bool apart = dst + n <= src || src + n <= dst;
+      if (apart && streamStoreBytes_ != 0 && bufferBytes(a.dst.buf) >= streamStoreBytes_) {
+        copyStreaming(dst, src, n);  // a destination far larger than the cache: skip its reads
+      } else if (src != dst && n > 0) {
+        std::memmove(dst, src, n);
+      }
       req.done = true;
       return Status::ok();
     }

@@ -75,6 +75,7 @@ class ScheduleRunner {
   static bool isTransfer(const Action& a);
   Status start(size_t index);
   Result<uint8_t*> resolve(const Span& span, bool writable) const;
+  size_t bufferBytes(BufferId id) const;
 
   transport::Transport* const transport_;  // owned by the communicator, outlives every op
   const Schedule* const schedule_;         // owned by the caller's op, outlives the runner
@@ -83,6 +84,7 @@ class ScheduleRunner {
   const ReduceFn reduce_;
   const DivideFn divide_;
   const int nranks_;
+  const size_t streamStoreBytes_;  // the transport's; 0: local copies never stream
 
   size_t step_ = 0;
   bool entered_ = false;

@@ -22,6 +22,11 @@ struct Config {
   size_t shmSlotBytes = 128 << 10;  // BRAID_SHM_SLOT_BYTES: one FIFO slot
   int shmSlots = 8;                 // BRAID_SHM_SLOTS: FIFO depth per peer and direction
   size_t shmSingleCopyBytes = 0;    // BRAID_SHM_SINGLE_COPY_BYTES: CMA single copy from here; 0 off
+  // BRAID_STREAM_STORE_BYTES: a receive into a buffer of at least this many bytes writes it
+  // with non-temporal stores (collectives/host/copy.h); 0 off; unset (kAutoBytes): each local
+  // rank's share of the last-level cache.
+  static constexpr size_t kAutoBytes = ~size_t{0};
+  size_t streamStoreBytes = kAutoBytes;
   // Socket transport.
   std::string socketIfname;            // BRAID_SOCKET_IFNAME: interface (prefix) to use
   int socketStreams = 2;               // BRAID_SOCKET_NSTREAMS: TCP connections per peer

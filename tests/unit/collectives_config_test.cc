@@ -1,6 +1,7 @@
 // The sweep under configurations that stress other code paths: tiny FIFOs
 // and an odd chunk size (many slot wraparounds, chunks that split elements'
-// blocks unevenly, waiters that sleep at once), several socket streams, and
+// blocks unevenly, waiters that sleep at once, streaming-store copies at odd
+// alignments), several socket streams, and
 // the portable and AVX2 reduction kernels instead of the widest one.
 #include <gtest/gtest.h>
 
@@ -24,7 +25,8 @@ SpawnOptions optionsFor(const std::string& config, const std::string& transport)
         .set("BRAID_CHUNK_BYTES", "3000")  // not a power of two; a multiple of every element
         .set("BRAID_SOCKET_NSTREAMS", "3")
         .set("BRAID_SOCKET_BUFFER_BYTES", "4096")
-        .set("BRAID_SPIN", "0");
+        .set("BRAID_SPIN", "0")
+        .set("BRAID_STREAM_STORE_BYTES", "1");  // every shm receive copies with streaming stores
   } else {
     options.set("BRAID_REDUCE_ISA", config);  // "portable" or "avx2"
   }

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "collectives/host/copy.h"
+
 namespace braid::transport::shm {
 namespace {
 
@@ -19,14 +21,15 @@ constexpr size_t kBounceBytes = 128 << 10;
 
 ShmConnector::ShmConnector(int self, int peer, FifoView inbound, FifoView outbound,
                            ControlBlock* ownControl, ControlBlock* peerControl,
-                           SingleCopyLink singleCopy)
+                           SingleCopyLink singleCopy, size_t streamStoreBytes)
     : self_(self),
       peer_(peer),
       inbound_(inbound),
       outbound_(outbound),
       ownControl_(ownControl),
       peerControl_(peerControl),
-      singleCopy_(singleCopy) {}
+      singleCopy_(singleCopy),
+      streamStoreBytes_(streamStoreBytes) {}
 
 Status ShmConnector::postSend(const void* src, size_t bytes, Request* req) {
   if (req == nullptr) return invalidArgument("shm: send to " + rankName(peer_) + ": null request");
@@ -212,7 +215,8 @@ Status ShmConnector::deliver(PendingRecv& recv, const SlotHeader& header, const 
     if (sink.reduce != nullptr) {
       sink.reduce(dst, sink.accum + req->completed, slot, n / sink.elemSize);
     } else {
-      std::memcpy(dst, slot, n);
+      bool streaming = streamStoreBytes_ != 0 && sink.extentBytes >= streamStoreBytes_;
+      coll::copyInto(dst, slot, n, streaming);
     }
   }
   req->completed += n;

@@ -39,7 +39,8 @@ class ShmConnector : public Connector {
   /// The control blocks and FIFOs live in mappings the transport owns and
   /// keeps until after this connector is destroyed.
   ShmConnector(int self, int peer, FifoView inbound, FifoView outbound, ControlBlock* ownControl,
-               ControlBlock* peerControl, SingleCopyLink singleCopy);
+               ControlBlock* peerControl, SingleCopyLink singleCopy,
+               size_t streamStoreBytes = 0);
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
@@ -85,6 +86,9 @@ class ShmConnector : public Connector {
   ControlBlock* const ownControl_;   // in this rank's segment (abort word)
   ControlBlock* const peerControl_;  // in the peer's segment (its doorbell)
   const SingleCopyLink singleCopy_;
+  // Receives into a buffer of at least this many bytes (RecvSink::extentBytes)
+  // copy out of the slots with streaming stores; 0: never.
+  const size_t streamStoreBytes_;
 
   std::deque<PendingSend> sends_;
   std::deque<PendingRecv> recvs_;

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/host/copy.h"
 #include "core/log.h"
 #include "transports/failure_report.h"
 #include "transports/shm/control_block.h"
@@ -90,6 +91,7 @@ class ShmTransport : public Transport {
   ~ShmTransport() override;
 
   const char* name() const override { return "shm"; }
+  size_t streamStoreBytes() const override { return streamStoreBytes_; }
   Connector* connector(int peer) override {
     return peer >= 0 && peer < nranks_ ? connectors_[peer].get() : nullptr;
   }
@@ -123,6 +125,7 @@ class ShmTransport : public Transport {
   std::vector<std::unique_ptr<ShmConnector>> connectors_;  // by rank; null for this rank
   std::vector<PeerWatch> watches_;                         // by rank
   bool watchesAnyPeer_ = false;
+  size_t streamStoreBytes_ = 0;  // as each connector's; see Config::streamStoreBytes
   Clock::time_point nextLivenessCheck_ = Clock::now();
   std::atomic<bool> aborted_{false};
   uint64_t probePattern_[2] = {0, 0};  // read by peers at setup (single_copy.h)
@@ -195,6 +198,10 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
   }
 
   const size_t singleCopyBytes = config.shmSingleCopyBytes;
+  const size_t streamStoreBytes = config.streamStoreBytes == Config::kAutoBytes
+                                      ? coll::defaultStreamStoreBytes(nranks)
+                                      : config.streamStoreBytes;
+  t->streamStoreBytes_ = streamStoreBytes;
   shm::ProbeTarget probe{0, static_cast<int32_t>(getpid()), rank};
   if (singleCopyBytes != 0) {
     shm::fillProbePattern(t->probePattern_, probe.pid, rank);
@@ -268,7 +275,7 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
     t->connectors_[peer] = std::make_unique<ShmConnector>(
         label(rank), label(peer), layout->fifo(t->own_->base(), rank, peer),
         layout->fifo(t->peerSegments_[peer]->base(), peer, rank), &t->ownControl(),
-        &t->peerControl(peer), link);
+        &t->peerControl(peer), link, streamStoreBytes);
   }
   BRAID_INFO(
       "shm: rank %d connected to %d peer(s), %d slots of %zu bytes per peer, single copy from "
