@@ -67,15 +67,20 @@ Outcome Bench::runSweep(const SweepSpec& spec, const RowCallback& onRow) {
       Outcome allocated = buffers_->deviceSend.allocate(largest + kAlignment);
       if (allocated.ok()) allocated = buffers_->deviceRecv.allocate(largest + kAlignment);
       if (!allocated.ok()) {
-        buffers_->send.reset();
+        buffers_->send.reset();  // allocate again next sweep
+        buffers_->capacity = 0;
         return Outcome::failure("rank " + std::to_string(context_.rank) + ": " +
                                 allocated.message());
       }
     }
     buffers_->capacity = largest;
   }
-
-  Outcome outcome = warmUp(spec, sizes.back());
+  // cudaFree (and possibly cudaMalloc) waits for every kernel on the GPU, and a rank's
+  // kernel waits for its peers' kernels: no rank may launch while another is still
+  // allocating. Every rank ended its previous sweep in a host collective after its stream
+  // drained, so after this barrier no kernel runs until all have allocated.
+  Outcome outcome = onDevice() ? barrier(context_) : Outcome::success();
+  if (outcome.ok()) outcome = warmUp(spec, sizes.back());
   if (outcome.ok()) outcome = warmUp(spec, sizes.front());
   for (size_t bytes : sizes) {
     if (!outcome.ok()) break;
