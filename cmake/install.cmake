@@ -1,5 +1,7 @@
 # make install: shared + static library, include/braid.h, a CMake package
-# (find_package(braid) -> braid::braid) and a pkg-config file (braid.pc).
+# (find_package(braid) -> braid::braid) and a pkg-config file (braid.pc); with CUDA, also the
+# device-path plugin libbraid_cuda.so, which libbraid dlopens from its own directory
+# (src/comm/device_path.cc), so it goes to the same libdir and is no part of the export.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS braid braid_static EXPORT braidTargets
@@ -7,6 +9,9 @@ install(TARGETS braid braid_static EXPORT braidTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET braid_cuda)
+  install(TARGETS braid_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/include/braid.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT braidTargets NAMESPACE braid:: FILE braidTargets.cmake

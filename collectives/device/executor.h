@@ -14,8 +14,9 @@
 // compute the same split.
 //
 // Every thread of the group takes the same branches: decisions come from the leader through
-// Group::agree / Group::any. A step that makes no progress for SpinBudget polls returns
-// kStalled instead of hanging (a dead peer or a mismatched schedule).
+// Group::agree / Group::any, and the step's progress lives in one StepTable per group that
+// only the leader writes, between barriers (step_table.h). A step that makes no progress for
+// SpinBudget polls returns kStalled instead of hanging (a dead peer or a mismatched schedule).
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,7 @@
 #include "collectives/device/pack.h"
 #include "collectives/device/plan.h"
 #include "collectives/device/primitives.h"
+#include "collectives/device/step_table.h"
 
 namespace braid::device {
 
@@ -106,79 +108,79 @@ BRAID_HD bool isFused(PlanOpKind kind) {
          kind == PlanOpKind::kCopySend;
 }
 
-/// Per-op progress within a step. A fused op has two parts: `taken` counts bytes received
-/// (or copied) into dst, `given` bytes sent on; given <= taken, and while the send part must
-/// wait (an earlier send of the step to the same peer), the receive part runs alone and the
-/// send catches up from dst later. Plain ops use `taken` only.
-struct OpProgress {
-  uint64_t taken;
-  uint64_t given;
-  bool takeDone;  // nothing more to receive/copy/compute
-  bool giveDone;  // nothing more to send
-};
+/// Starting progress of a step's op: plain sends have all their bytes available; an empty
+/// op has nothing to take; only sends and fused ops have a send part.
+template <class T>
+BRAID_HD OpProgress initialProgress(const PlanOp& op, const ExecArgs& a) {
+  const uint64_t bytes = partOf<T>(op, a).bytes;
+  const bool send = op.kind == PlanOpKind::kSend;
+  return OpProgress{send ? bytes : 0, 0, send || (bytes == 0 && !isLocal(op.kind)),
+                    !(send || isFused(op.kind)) || bytes == 0};
+}
+
+/// Makes the leader's new progress of one op every thread's (see step_table.h). Callers
+/// have crossed a barrier since their last read of the table.
+template <class G>
+BRAID_HD void publish(const G& group, OpProgress& entry, const OpProgress& value) {
+  if (group.leader()) entry = value;
+  group.sync();
+}
 
 /// Runs this group's channel of the plan. `sends[p]` / `recvs[p]` are the ends of the FIFOs
 /// to / from comm rank p on this channel (only the peers the plan names are touched); they
-/// keep their counts across calls, as the FIFOs do.
+/// keep their counts across calls, as the FIFOs do. `table` is the group's one StepTable
+/// (shared by its threads; its contents on entry do not matter).
 template <class T, class Proto, class G>
 BRAID_HD int runChannel(const G& group, const ExecArgs& a, typename Proto::SendEnd* sends,
-                        typename Proto::RecvEnd* recvs) {
+                        typename Proto::RecvEnd* recvs, StepTable& table) {
   using Prims = Primitives<T, Proto>;
   SpinBudget budget{a.spinLimit, 0};
-  // The send parts of fused ops that step s - 1 left unfinished: they belong to step s in
-  // the schedule (plan_builder.cc moved them one step early) and finish there, first.
-  const PlanOp* carried[kMaxStepOps];
-  OpProgress carriedProgress[kMaxStepOps];
-  int carriedCount = 0;
+  StepTable& t = table;
+  if (group.leader()) t.base = t.count = 0;
   for (uint32_t s = 0; s < a.plan.stepCount; ++s) {
     const PlanOp* stepOps = a.plan.ops + a.plan.stepStarts[s];
     const int stepCount = int(a.plan.stepStarts[s + 1] - a.plan.stepStarts[s]);
     if (stepCount > kMaxStepOps) return kExecBadPlan;
-    const PlanOp* ops[2 * kMaxStepOps];
-    OpProgress progress[2 * kMaxStepOps];
-    const int base = carriedCount;  // step op j is entry base + j
-    const int count = base + stepCount;
-    for (int i = 0; i < base; ++i) {
-      ops[i] = carried[i];
-      progress[i] = carriedProgress[i];
+    // The send parts of fused ops that step s - 1 left unfinished belong to step s in the
+    // schedule (plan_builder.cc moved them one step early): advanceStep keeps them first.
+    group.sync();  // every thread is done reading the previous step's table
+    if (group.leader()) {
+      advanceStep(t, stepOps, stepCount,
+                  [&](const PlanOp& op) { return initialProgress<T>(op, a); });
     }
-    for (int j = 0; j < stepCount; ++j) {
-      const int i = base + j;
-      ops[i] = &stepOps[j];
-      const bool empty = partOf<T>(*ops[i], a).bytes == 0;
-      const PlanOpKind kind = ops[i]->kind;
-      const uint64_t available = kind == PlanOpKind::kSend ? partOf<T>(*ops[i], a).bytes : 0;
-      progress[i] = OpProgress{available, 0, kind == PlanOpKind::kSend || (empty && !isLocal(kind)),
-                               !(kind == PlanOpKind::kSend || isFused(kind)) || empty};
-    }
-    carriedCount = 0;
+    group.sync();             // ... and reads the new one from here on
+    const int base = t.base;  // step op j is entry base + j
+    const int count = t.count;
     for (;;) {
       bool allDone = true, progressed = false;
       for (int i = 0; i < count; ++i) {
-        OpProgress& p = progress[i];
+        // This thread's copy of op i's progress; changes reach the table through publish().
+        OpProgress p = t.progress[i];
         if (p.takeDone && p.giveDone) continue;
         // A fused op of this step whose receive is done may leave its send to the next step.
-        const bool mayDefer = i >= base && isFused(ops[i]->kind) && p.takeDone;
+        const bool mayDefer = i >= base && isFused(t.ops[i]->kind) && p.takeDone;
         allDone &= mayDefer;
-        const PlanOp& op = *ops[i];
+        const PlanOp& op = *t.ops[i];
         const int after = op.after >= 0 && i >= base ? base + op.after : -1;
-        if (after >= 0 && !(progress[after].takeDone && progress[after].giveDone)) continue;
+        if (after >= 0 && !(t.progress[after].takeDone && t.progress[after].giveDone)) continue;
         // FIFO order per peer and direction: earlier ops of the step on the same peer first.
         bool mayTake = true, mayGive = true;
         for (int j = 0; j < i; ++j) {
+          const PlanOp& earlier = *t.ops[j];
           mayTake &=
-              !(op.recvPeer >= 0 && ops[j]->recvPeer == op.recvPeer && !progress[j].takeDone);
+              !(op.recvPeer >= 0 && earlier.recvPeer == op.recvPeer && !t.progress[j].takeDone);
           mayGive &=
-              !(op.sendPeer >= 0 && ops[j]->sendPeer == op.sendPeer && !progress[j].giveDone);
+              !(op.sendPeer >= 0 && earlier.sendPeer == op.sendPeer && !t.progress[j].giveDone);
         }
         const OpPart part = partOf<T>(op, a);
         if (isLocal(op.kind) || op.kind == PlanOpKind::kCopySend) {
-          if (!p.takeDone) {  // the local part runs whole
+          if (!p.takeDone) {  // the local part runs whole; runLocal ends with a barrier
             PlanOp local = op;
             local.kind = op.kind == PlanOpKind::kDivide ? PlanOpKind::kDivide : PlanOpKind::kCopy;
             runLocal<T>(group, local, part, a.nranks);
             p.taken = part.bytes;
             p.takeDone = progressed = true;
+            publish(group, t.progress[i], p);
           }
           if (op.kind != PlanOpKind::kCopySend) continue;
         }
@@ -200,7 +202,8 @@ BRAID_HD int runChannel(const G& group, const ExecArgs& a, typename Proto::SendE
             choice = 3;
           }
         }
-        // Agree on the choice bit by bit (agree() carries one boolean).
+        // Agree on the choice bit by bit (agree() carries one boolean). Its barriers also
+        // end this pass's reads of the table: below, only the local copy p is used.
         const bool bit0 = group.agree(choice & 1), bit1 = group.agree(choice & 2);
         choice = (bit0 ? 1 : 0) | (bit1 ? 2 : 0);
         if (choice == 0) continue;
@@ -226,16 +229,10 @@ BRAID_HD int runChannel(const G& group, const ExecArgs& a, typename Proto::SendE
         if (choice != 3) p.given += n;
         p.takeDone = p.taken == part.bytes;
         p.giveDone = p.giveDone || p.given == part.bytes;
+        publish(group, t.progress[i], p);
         progressed = true;
       }
-      if (allDone) {
-        for (int i = base; i < count; ++i) {
-          if (progress[i].giveDone) continue;
-          carried[carriedCount] = ops[i];
-          carriedProgress[carriedCount++] = progress[i];
-        }
-        break;
-      }
+      if (allDone) break;  // advanceStep carries the open send parts into the next step
       if (progressed) {
         budget.used = 0;
       } else {

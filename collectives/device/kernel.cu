@@ -18,7 +18,9 @@ __global__ void __launch_bounds__(512)
   const size_t base = size_t(exec.channel) * size_t(exec.nranks);
   auto* sends = static_cast<typename Proto::SendEnd*>(r.sendEnds) + base;
   auto* recvs = static_cast<typename Proto::RecvEnd*>(r.recvEnds) + base;
-  const int result = runChannel<T, Proto>(Group{}, exec, sends, recvs);
+  // One step table per block, in shared memory (step_table.h): no per-thread stack.
+  __shared__ StepTable table;
+  const int result = runChannel<T, Proto>(Group{}, exec, sends, recvs, table);
   // Any failure is worth reporting; blocks racing to store different codes is harmless.
   if (threadIdx.x == 0 && result != kExecOk) *reinterpret_cast<volatile int*>(status) = result;
 }

@@ -44,8 +44,8 @@ struct PlanView {
   uint32_t stepCount = 0;
 };
 
-/// The most ops one step may have: the executor keeps per-op progress in registers/local
-/// memory. Pairwise all-to-all at 32 ranks has 62 per step.
+/// The most ops one step may have: the executor keeps per-op progress in a fixed table per
+/// thread block (step_table.h, shared memory). Pairwise all-to-all at 32 ranks has 62.
 constexpr int kMaxStepOps = 64;
 
 }  // namespace braid::device

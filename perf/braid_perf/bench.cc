@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "device_memory.h"
 #include "types.h"
 
 namespace braid::perf {
@@ -27,10 +28,14 @@ HostAllocation allocateHost(size_t bytes) {
 }  // namespace
 
 // The two buffers every call uses, sized for the largest size of the sweep
-// (as nccl-tests does); in-place calls work inside `recv` alone.
+// (as nccl-tests does); in-place calls work inside `recv` alone. With --memory device the
+// calls use deviceSend/deviceRecv, and send/recv are their host mirrors: inputs and poison
+// are written there and uploaded, results downloaded there and checked.
 struct Bench::Buffers {
   HostAllocation send;
   HostAllocation recv;
+  DeviceBuffer deviceSend;
+  DeviceBuffer deviceRecv;
   size_t capacity = 0;  // bytes usable past `offset`
   size_t offset = 0;    // bytes past the 64-byte boundary (-u): one element, < kAlignment
 };
@@ -58,10 +63,24 @@ Outcome Bench::runSweep(const SweepSpec& spec, const RowCallback& onRow) {
       return Outcome::failure("rank " + std::to_string(context_.rank) + " could not allocate " +
                               std::to_string(largest) + " bytes for each of two buffers");
     }
+    if (onDevice()) {
+      Outcome allocated = buffers_->deviceSend.allocate(largest + kAlignment);
+      if (allocated.ok()) allocated = buffers_->deviceRecv.allocate(largest + kAlignment);
+      if (!allocated.ok()) {
+        buffers_->send.reset();  // allocate again next sweep
+        buffers_->capacity = 0;
+        return Outcome::failure("rank " + std::to_string(context_.rank) + ": " +
+                                allocated.message());
+      }
+    }
     buffers_->capacity = largest;
   }
-
-  Outcome outcome = warmUp(spec, sizes.back());
+  // cudaFree (and possibly cudaMalloc) waits for every kernel on the GPU, and a rank's
+  // kernel waits for its peers' kernels: no rank may launch while another is still
+  // allocating. Every rank ended its previous sweep in a host collective after its stream
+  // drained, so after this barrier no kernel runs until all have allocated.
+  Outcome outcome = onDevice() ? barrier(context_) : Outcome::success();
+  if (outcome.ok()) outcome = warmUp(spec, sizes.back());
   if (outcome.ok()) outcome = warmUp(spec, sizes.front());
   for (size_t bytes : sizes) {
     if (!outcome.ok()) break;
@@ -82,7 +101,7 @@ Outcome Bench::warmUp(const SweepSpec& spec, size_t bytes) {
     Outcome outcome = launch(spec, args);
     if (!outcome.ok()) return outcome;
   }
-  return Outcome::success();
+  return finish();
 }
 
 Outcome Bench::measure(const SweepSpec& spec, size_t bytes, bool inPlace, Measurement* result) {
@@ -93,10 +112,15 @@ Outcome Bench::measure(const SweepSpec& spec, size_t bytes, bool inPlace, Measur
   const CallArgs args = callArgs(spec, layout, place);
   const CheckSpec check{spec.kind,     spec.type,       spec.op, spec.root,
                         context_.rank, context_.nranks, layout};
-  if (options_.check) fillInput(check, place.send);
+  Outcome outcome = Outcome::success();
+  if (options_.check) {
+    fillInput(check, hostView(place.send));
+    outcome = upload(place.send, layout.sendCount * elementBytes);
+    if (!outcome.ok()) return outcome;
+  }
 
   double seconds = 0.0;
-  Outcome outcome = timeIterations(spec, args, &seconds);
+  outcome = timeIterations(spec, args, &seconds);
   if (outcome.ok()) outcome = combineAcrossRanks(context_, options_.aggregation, &seconds);
   if (!outcome.ok()) return outcome;
 
@@ -127,6 +151,7 @@ Outcome Bench::measure(const SweepSpec& spec, size_t bytes, bool inPlace, Measur
 Outcome Bench::timeIterations(const SweepSpec& spec, const CallArgs& args, double* seconds) {
   // One untimed call absorbs lazy connection setup; the barrier lines ranks up.
   Outcome outcome = launch(spec, args);
+  if (outcome.ok()) outcome = finish();
   if (outcome.ok()) outcome = barrier(context_);
   if (!outcome.ok()) return outcome;
 
@@ -141,6 +166,8 @@ Outcome Bench::timeIterations(const SweepSpec& spec, const CallArgs& args, doubl
       if (outcome.ok()) outcome = ended;
     }
   }
+  // Device calls were only enqueued: the time ends when the rank's stream has run them.
+  if (outcome.ok()) outcome = finish();
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   *seconds = elapsed.count() / (static_cast<double>(options_.iters) * options_.aggIters);
   return outcome;
@@ -148,20 +175,28 @@ Outcome Bench::timeIterations(const SweepSpec& spec, const CallArgs& args, doubl
 
 Outcome Bench::checkOnce(const SweepSpec& spec, const CheckSpec& check, const Placement& place,
                          int64_t* wrong) {
-  // Poison first: in-place inputs live inside the output buffer.
-  poisonOutput(check, place.recv);
-  fillInput(check, place.send);
-  Outcome outcome = launch(spec, callArgs(spec, check.layout, place));
+  // Poison first: in-place inputs live inside the output buffer. With device buffers both
+  // are written to the host mirror, whose final state is then uploaded.
+  const size_t elementBytes = elementSize(spec.type);
+  const size_t recvBytes = check.layout.recvCount * elementBytes;
+  poisonOutput(check, hostView(place.recv));
+  fillInput(check, hostView(place.send));
+  Outcome outcome = upload(place.recv, recvBytes);
+  if (outcome.ok()) outcome = upload(place.send, check.layout.sendCount * elementBytes);
+  if (outcome.ok()) outcome = launch(spec, callArgs(spec, check.layout, place));
+  if (outcome.ok()) outcome = finish();
+  if (outcome.ok()) outcome = download(place.recv, recvBytes);
   if (!outcome.ok()) return outcome;
-  if (options_.corruptRank == context_.rank) corruptOneElement(check, place.recv);
-  *wrong = countWrong(check, place.recv);
+  char* result = hostView(place.recv);
+  if (options_.corruptRank == context_.rank) corruptOneElement(check, result);
+  *wrong = countWrong(check, result);
   return sumAcrossRanks(context_, wrong);
 }
 
 Bench::Placement Bench::placement(const BufferLayout& layout, size_t elementBytes,
                                   bool inPlace) const {
-  char* send = buffers_->send.get() + buffers_->offset;
-  char* recv = buffers_->recv.get() + buffers_->offset;
+  char* send = (onDevice() ? buffers_->deviceSend.get() : buffers_->send.get()) + buffers_->offset;
+  char* recv = (onDevice() ? buffers_->deviceRecv.get() : buffers_->recv.get()) + buffers_->offset;
   if (!inPlace) return Placement{send, recv};
   const size_t rank = static_cast<size_t>(context_.rank);
   return Placement{recv + rank * layout.sendInPlaceOffset * elementBytes,
@@ -171,6 +206,36 @@ Bench::Placement Bench::placement(const BufferLayout& layout, size_t elementByte
 CallArgs Bench::callArgs(const SweepSpec& spec, const BufferLayout& layout,
                          const Placement& place) const {
   return CallArgs{place.send, place.recv, layout.count, spec.type, spec.op, spec.root};
+}
+
+bool Bench::onDevice() const { return options_.memory == MemoryKind::kDevice; }
+
+char* Bench::hostView(char* at) const {
+  if (!onDevice()) return at;
+  char* const deviceRecv = buffers_->deviceRecv.get();
+  const size_t span = buffers_->capacity + kAlignment;
+  if (at >= deviceRecv && at < deviceRecv + span) return buffers_->recv.get() + (at - deviceRecv);
+  return buffers_->send.get() + (at - buffers_->deviceSend.get());
+}
+
+Outcome Bench::upload(char* at, size_t bytes) {
+  if (!onDevice()) return Outcome::success();
+  return withRank(copyToDevice(at, hostView(at), bytes));
+}
+
+Outcome Bench::download(char* at, size_t bytes) {
+  if (!onDevice()) return Outcome::success();
+  return withRank(copyToHost(hostView(at), at, bytes));
+}
+
+Outcome Bench::finish() {
+  if (!onDevice()) return Outcome::success();
+  return withRank(synchronizeStream(context_.stream));
+}
+
+Outcome Bench::withRank(const Outcome& outcome) const {
+  if (outcome.ok()) return outcome;
+  return Outcome::failure("rank " + std::to_string(context_.rank) + ": " + outcome.message());
 }
 
 Outcome Bench::launch(const SweepSpec& spec, const CallArgs& args) {

@@ -9,6 +9,10 @@
 //   4. combine the per-rank times as -a asks;
 //   5. (with -c 1) poison the output, rewrite the input, call once more,
 //      count wrong elements on every rank and sum the counts.
+//
+// With --memory device the buffers are CUDA device memory: inputs and poison are written to
+// host mirrors and uploaded, results downloaded before counting, and each timed loop ends
+// when the rank's stream has finished (calls on device buffers return once enqueued).
 #pragma once
 
 #include <cstddef>
@@ -77,6 +81,18 @@ class Bench {
   CallArgs callArgs(const SweepSpec& spec, const BufferLayout& layout,
                     const Placement& place) const;
   Outcome launch(const SweepSpec& spec, const CallArgs& args);
+
+  // --memory device: buffers live on the GPU, calls are enqueued on context.stream.
+  bool onDevice() const;
+  /// The host copy of the bytes at `at` (a buffer pointer from placement()): the host
+  /// mirror for device buffers, `at` itself for host buffers.
+  char* hostView(char* at) const;
+  /// Copies `bytes` at `at` from the host mirror to the device, or back (host: no-op).
+  Outcome upload(char* at, size_t bytes);
+  Outcome download(char* at, size_t bytes);
+  /// Waits for the rank's enqueued device work (host: no-op, calls have completed).
+  Outcome finish();
+  Outcome withRank(const Outcome& outcome) const;
 
   const Options& options_;
   const RankContext& context_;

@@ -32,9 +32,9 @@ braidResult_t sendRecvRing(const CallArgs& args, const RankContext& context) {
   braidResult_t result = braidGroupStart();
   if (result != braidSuccess) return result;
   // The group must be closed even when a call inside it fails.
-  result = braidSend(args.send, args.count, args.type, next, context.comm, nullptr);
+  result = braidSend(args.send, args.count, args.type, next, context.comm, context.stream);
   if (result == braidSuccess) {
-    result = braidRecv(args.recv, args.count, args.type, previous, context.comm, nullptr);
+    result = braidRecv(args.recv, args.count, args.type, previous, context.comm, context.stream);
   }
   const braidResult_t endResult = braidGroupEnd();
   return result != braidSuccess ? result : endResult;
@@ -96,25 +96,25 @@ size_t reportedBytes(const BufferLayout& layout, size_t elementSize) {
 braidResult_t launchCollective(CollectiveKind kind, const CallArgs& args,
                                const RankContext& context) {
   braidComm_t comm = context.comm;
+  braidStream_t stream = context.stream;
   switch (kind) {
     case CollectiveKind::kAllReduce:
-      return braidAllReduce(args.send, args.recv, args.count, args.type, args.op, comm, nullptr);
+      return braidAllReduce(args.send, args.recv, args.count, args.type, args.op, comm, stream);
     case CollectiveKind::kBroadcast:
-      return braidBroadcast(args.send, args.recv, args.count, args.type, args.root, comm, nullptr);
+      return braidBroadcast(args.send, args.recv, args.count, args.type, args.root, comm, stream);
     case CollectiveKind::kReduce:
       return braidReduce(args.send, args.recv, args.count, args.type, args.op, args.root, comm,
-                         nullptr);
+                         stream);
     case CollectiveKind::kAllGather:
-      return braidAllGather(args.send, args.recv, args.count, args.type, comm, nullptr);
+      return braidAllGather(args.send, args.recv, args.count, args.type, comm, stream);
     case CollectiveKind::kReduceScatter:
-      return braidReduceScatter(args.send, args.recv, args.count, args.type, args.op, comm,
-                                nullptr);
+      return braidReduceScatter(args.send, args.recv, args.count, args.type, args.op, comm, stream);
     case CollectiveKind::kAllToAll:
-      return braidAllToAll(args.send, args.recv, args.count, args.type, comm, nullptr);
+      return braidAllToAll(args.send, args.recv, args.count, args.type, comm, stream);
     case CollectiveKind::kGather:
-      return braidGather(args.send, args.recv, args.count, args.type, args.root, comm, nullptr);
+      return braidGather(args.send, args.recv, args.count, args.type, args.root, comm, stream);
     case CollectiveKind::kScatter:
-      return braidScatter(args.send, args.recv, args.count, args.type, args.root, comm, nullptr);
+      return braidScatter(args.send, args.recv, args.count, args.type, args.root, comm, stream);
     case CollectiveKind::kSendRecv:
       return sendRecvRing(args, context);
   }

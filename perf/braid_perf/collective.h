@@ -77,6 +77,7 @@ struct RankContext {
   braidComm_t comm;
   int rank;
   int nranks;
+  braidStream_t stream = nullptr;  // the rank's cudaStream_t with --memory device
 };
 
 /// Where one call reads and writes.
@@ -89,8 +90,8 @@ struct CallArgs {
   int root;         // ignored by collectives without a root
 };
 
-/// Issues one collective through the public API. Host buffers complete before
-/// it returns, unless the caller has opened a group.
+/// Issues one collective through the public API on context.stream. Host buffers complete
+/// before it returns, unless the caller has opened a group; device buffers are enqueued.
 braidResult_t launchCollective(CollectiveKind kind, const CallArgs& args,
                                const RankContext& context);
 

@@ -1,10 +1,12 @@
 // braid-perf: an nccl-tests-compatible bandwidth sweep over braid's public API.
 //
 //   braidrun -n 4 -- braid-perf allreduce -b 8 -e 128M -f 2
+//   braid-perf allreduce --memory device -t 4 -b 8 -e 128M -f 2
 //
-// Each process is one rank and joins through braidCommInitFromEnv. Exit
+// Host memory: each process is one rank and joins through braidCommInitFromEnv.
+// Device memory: one process holds -t ranks on one GPU (device_ranks.h). Exit
 // status: 0 when every check passed, 1 when a result was wrong or a call
-// failed, 2 for a bad command line.
+// failed (or no GPU), 2 for a bad command line.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "bench.h"
 #include "braid.h"
+#include "device_ranks.h"
 #include "options.h"
 #include "progress.h"
 #include "ranks.h"
@@ -100,43 +103,9 @@ bool writeOutputs(const Options& options, const RankContext& context, const Repo
   return false;
 }
 
-int run(int argc, char** argv) {
-  const ParseResult parsed = parseOptions(argc, argv);
-  if (parsed.helpRequested) {
-    std::fputs(usageText("braid-perf").c_str(), stdout);
-    return 0;
-  }
-  if (!parsed.options) return usageError(parsed.error + " (try --help)");
-  Options options = *parsed.options;
-  std::string hookError;
-  if (!readTestHooks(&options, &hookError)) return usageError(hookError);
-  if (options.memory == MemoryKind::kDevice) {
-    return usageError(
-        "--memory device: this braid-perf has no CUDA support yet; use --memory host");
-  }
-  exportSettings(options);
-
-  RankContext context{nullptr, 0, 1};
-  braidResult_t result = braidCommInitFromEnv(&context.comm);
-  if (result != braidSuccess) {
-    const char* detail = braidGetLastError(nullptr);
-    std::fprintf(stderr, "braid-perf: braidCommInitFromEnv failed: %s%s%s\n",
-                 braidGetErrorString(result), detail[0] != '\0' ? ": " : "", detail);
-    return kExitFailure;
-  }
-  if (braidCommUserRank(context.comm, &context.rank) != braidSuccess ||
-      braidCommCount(context.comm, &context.nranks) != braidSuccess) {
-    std::fprintf(stderr, "braid-perf: cannot read rank and size of the communicator\n");
-    braidCommDestroy(context.comm);
-    return kExitFailure;
-  }
-  if (hasRootedCollective(options) && options.root != Options::kAllRoots &&
-      options.root >= context.nranks) {
-    braidCommDestroy(context.comm);
-    return usageError("-r/--root: root " + std::to_string(options.root) +
-                      " is not a rank of this " + std::to_string(context.nranks) + "-rank run");
-  }
-
+// One rank's whole run on a communicator it owns: sweeps, outputs, then finalize and
+// destroy; after a failure, abort (so that peers fail fast) and leave the rest to exit.
+int runRank(const Options& options, const RankContext& context) {
   Report report(options, context.nranks, /*prints=*/context.rank == 0, stdout);
   Outcome outcome = runAll(options, context, &report);
   int status = report.failedResults() > 0 ? kExitFailure : 0;
@@ -156,6 +125,61 @@ int run(int argc, char** argv) {
   braidCommFinalize(context.comm);
   braidCommDestroy(context.comm);
   return status;
+}
+
+// Empty, or why -r does not name a rank of an n-rank run.
+std::string rootError(const Options& options, int nranks) {
+  if (!hasRootedCollective(options) || options.root == Options::kAllRoots ||
+      options.root < nranks) {
+    return "";
+  }
+  return "-r/--root: root " + std::to_string(options.root) + " is not a rank of this " +
+         std::to_string(nranks) + "-rank run";
+}
+
+int run(int argc, char** argv) {
+  const ParseResult parsed = parseOptions(argc, argv);
+  if (parsed.helpRequested) {
+    std::fputs(usageText("braid-perf").c_str(), stdout);
+    return 0;
+  }
+  if (!parsed.options) return usageError(parsed.error + " (try --help)");
+  Options options = *parsed.options;
+  std::string hookError;
+  if (!readTestHooks(&options, &hookError)) return usageError(hookError);
+  exportSettings(options);
+  if (options.memory == MemoryKind::kDevice) {
+    const std::string badRoot = rootError(options, options.threads);
+    if (!badRoot.empty()) return usageError(badRoot);
+    return runDeviceRanks(
+        options, [&options](const RankContext& context) { return runRank(options, context); });
+  }
+  if (options.threads != 1) {
+    return usageError("-t/--nthreads " + std::to_string(options.threads) +
+                      ": several ranks per process need --memory device (one GPU); with host "
+                      "memory start more ranks with braidrun -n");
+  }
+
+  RankContext context{nullptr, 0, 1};
+  braidResult_t result = braidCommInitFromEnv(&context.comm);
+  if (result != braidSuccess) {
+    const char* detail = braidGetLastError(nullptr);
+    std::fprintf(stderr, "braid-perf: braidCommInitFromEnv failed: %s%s%s\n",
+                 braidGetErrorString(result), detail[0] != '\0' ? ": " : "", detail);
+    return kExitFailure;
+  }
+  if (braidCommUserRank(context.comm, &context.rank) != braidSuccess ||
+      braidCommCount(context.comm, &context.nranks) != braidSuccess) {
+    std::fprintf(stderr, "braid-perf: cannot read rank and size of the communicator\n");
+    braidCommDestroy(context.comm);
+    return kExitFailure;
+  }
+  const std::string badRoot = rootError(options, context.nranks);
+  if (!badRoot.empty()) {
+    braidCommDestroy(context.comm);
+    return usageError(badRoot);
+  }
+  return runRank(options, context);
 }
 
 }  // namespace

@@ -99,6 +99,7 @@ std::string setSize(std::string_view value, size_t* out) {
 }
 
 constexpr int kMaxIters = 1 << 30;
+constexpr int kMaxThreads = 64;  // -t: ranks sharing one GPU in one process
 
 constexpr std::array<FlagSpec, 21> kFlags = {{
     {'b', "minbytes", "BYTES", "smallest size swept (default 32M)",
@@ -174,17 +175,18 @@ constexpr std::array<FlagSpec, 21> kFlags = {{
        o.jsonPath = v;
        return std::string();
      }},
-    {'t', "nthreads", "1", "accepted for nccl-tests scripts; only 1 is meaningful",
-     [](std::string_view v, Options&) {
-       return v == "1" ? std::string()
-                       : "braid-perf runs one rank per process; start more with braidrun -n";
-     }},
+    {'t', "nthreads", "N",
+     "ranks in this process, one thread each, all on one GPU (--memory device; default 1)",
+     [](std::string_view v, Options& o) { return setInt(v, 1, kMaxThreads, &o.threads); }},
     {'g', "ngpus", "1", "accepted for nccl-tests scripts; only 1 is meaningful",
      [](std::string_view v, Options&) {
        return v == "1" ? std::string()
-                       : "braid-perf runs one rank per process; start more with braidrun -n";
+                       : "one GPU per process: several ranks on it with --memory device -t N; "
+                         "more processes with braidrun -n";
      }},
-    {'\0', "memory", "host|device", "where buffers live (default host)",
+    {'\0', "memory", "host|device",
+     "where buffers live (default host); device: CUDA memory on GPU 0 (CUDA_VISIBLE_DEVICES "
+     "picks it), the -t ranks of this process sharing it",
      [](std::string_view v, Options& o) {
        if (v == "host") {
          o.memory = MemoryKind::kHost;

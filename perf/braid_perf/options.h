@@ -36,8 +36,9 @@ struct Options {
   bool unaligned = false;                                   // -u
   std::string jsonPath;                                     // -J
   MemoryKind memory = MemoryKind::kHost;                    // --memory
-  std::string algo;                                         // --algo -> BRAID_ALGO
-  std::string proto;                                        // --proto -> BRAID_PROTO
+  int threads = 1;    // -t: ranks in this process, one thread each (--memory device only)
+  std::string algo;   // --algo -> BRAID_ALGO
+  std::string proto;  // --proto -> BRAID_PROTO
   // Test hook, from BRAID_PERF_CORRUPT: this rank flips one output element
   // after each checked call, so that #wrong and the exit status must show it.
   int corruptRank = kNoRank;

@@ -61,9 +61,10 @@ void Report::printHeader(const std::vector<std::string>& rankLines) const {
                                              : std::to_string(options_.stepBytes) + "(bytes)";
   std::fprintf(out_,
                "# nRanks %d minBytes %zu maxBytes %zu step: %s warmup iters: %d iters: %d "
-               "agg iters: %d validation: %d memory: host unaligned: %d time: %s\n",
+               "agg iters: %d validation: %d memory: %s unaligned: %d time: %s\n",
                nranks_, options_.minBytes, options_.maxBytes, step.c_str(), options_.warmupIters,
                options_.iters, options_.aggIters, options_.check ? 1 : 0,
+               options_.memory == MemoryKind::kDevice ? "device" : "host",
                options_.unaligned ? 1 : 0, aggregationName(options_.aggregation));
   std::fprintf(out_, "# BRAID_TRANSPORT=%s BRAID_ALGO=%s BRAID_PROTO=%s BRAID_TIMEOUT=%s\n",
                envOr("BRAID_TRANSPORT", "(auto)"), envOr("BRAID_ALGO", "(auto)"),

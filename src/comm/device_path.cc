@@ -16,24 +16,29 @@ namespace braid {
 namespace {
 
 constexpr size_t kErrorBytes = 512;
+constexpr const char* kDeviceLibraryName = "libbraid_cuda.so";
 
-// libbraid_cuda.so from the directory this library was loaded from (build tree or install),
-// then the loader's search path. Looked up once; null when absent (a CPU-only build).
+// libbraid_cuda.so from the directory this library was loaded from (build tree or install
+// prefix: both put the two side by side), then the loader's search path. Looked up once;
+// null when absent (a CPU-only build) or unloadable (why names the loader's error).
 const BraidDevicePathV1* deviceApi(std::string* why) {
   static const BraidDevicePathV1* api = nullptr;
   static std::string failure;
   static std::once_flag once;
   std::call_once(once, [] {
-    std::string dir;
-    Dl_info info;
-    if (dladdr(reinterpret_cast<void*>(&deviceListSupported), &info) != 0 && info.dli_fname) {
-      dir = info.dli_fname;
-      dir = dir.substr(0, dir.find_last_of('/') + 1);
+    const std::string beside = deviceLibraryCandidate();
+    void* lib = beside.empty() ? nullptr : dlopen(beside.c_str(), RTLD_NOW);
+    std::string besideError;
+    if (lib == nullptr && !beside.empty()) {
+      const char* e = dlerror();
+      besideError = e ? e : "";
     }
-    void* lib = dir.empty() ? nullptr : dlopen((dir + "libbraid_cuda.so").c_str(), RTLD_NOW);
-    if (lib == nullptr) lib = dlopen("libbraid_cuda.so", RTLD_NOW);
+    if (lib == nullptr) lib = dlopen(kDeviceLibraryName, RTLD_NOW);
     if (lib == nullptr) {
-      failure = "libbraid_cuda.so was not found (this braid was built without CUDA)";
+      // A file that exists but does not load (missing cudart, ...) is worth naming.
+      failure = besideError.find("No such file") == std::string::npos && !besideError.empty()
+                    ? "libbraid_cuda.so could not be loaded: " + besideError
+                    : "libbraid_cuda.so was not found (this braid was built without CUDA)";
       return;
     }
     using Entry = const BraidDevicePathV1* (*)();
@@ -75,6 +80,18 @@ Status fromCode(int code, const char* error) {
 }
 
 }  // namespace
+
+std::string deviceLibraryCandidate() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&deviceListSupported), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  const std::string self = info.dli_fname;
+  const size_t slash = self.find_last_of('/');
+  if (slash == std::string::npos) return "";
+  return self.substr(0, slash + 1) + kDeviceLibraryName;
+}
 
 bool deviceListSupported(const int* devlist, int ndev, std::string* why) {
   for (int r = 1; r < ndev; ++r) {

@@ -19,6 +19,10 @@ namespace braid {
 
 class Comm;
 
+/// Where libbraid looks first for libbraid_cuda.so: beside the file libbraid itself was
+/// loaded from (the static library: beside the executable's braid code). Empty if unknown.
+std::string deviceLibraryCandidate();
+
 /// Whether braidCommInitAll can give these ranks CUDA devices; *why says why not.
 bool deviceListSupported(const int* devlist, int ndev, std::string* why);
 

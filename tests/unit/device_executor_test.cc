@@ -73,9 +73,10 @@ std::vector<std::vector<uint8_t>> runAs(const CollArgs& base, const RunSetup& se
       withType(args.type, [&](auto tag) {
         using T = decltype(tag);
         // Channels are independent; one thread may run them one after another.
+        StepTable table;
         for (int c = 0; c < exec.channels && result == kExecOk; ++c) {
           exec.channel = c;
-          result = runChannel<T, P>(Group{}, exec, fabric.sends(r, c), fabric.recvs(r, c));
+          result = runChannel<T, P>(Group{}, exec, fabric.sends(r, c), fabric.recvs(r, c), table);
         }
       });
       status[r] = result;

@@ -52,15 +52,19 @@ std::vector<std::vector<uint8_t>> runGroups(const CollArgs& base, int channels,
     scratches[r].resize(sizes.scratchBytes);
   }
   // One group of threads per (rank, channel), all running at once, as blocks of a grid.
+  // ... each with one StepTable that its threads share, as a block's shared memory.
   std::vector<std::unique_ptr<testing::HostThreadGroup>> groups;
+  std::vector<std::unique_ptr<StepTable>> tables;
   std::vector<std::thread> threads;
   std::vector<int> status(size_t(n) * channels * kThreadsPerGroup, -1);
   for (int r = 0; r < n; ++r) {
     for (int c = 0; c < channels; ++c) {
       groups.push_back(std::make_unique<testing::HostThreadGroup>(kThreadsPerGroup));
       testing::HostThreadGroup* group = groups.back().get();
+      tables.push_back(std::make_unique<StepTable>());
+      StepTable* table = tables.back().get();
       for (int t = 0; t < kThreadsPerGroup; ++t) {
-        threads.emplace_back([&, r, c, t, group] {
+        threads.emplace_back([&, r, c, t, group, table] {
           ExecArgs e;
           e.plan = PlanView{plans[r].ops.data(), plans[r].stepStarts.data(),
                             uint32_t(plans[r].stepStarts.size() - 1)};
@@ -75,7 +79,7 @@ std::vector<std::vector<uint8_t>> runGroups(const CollArgs& base, int channels,
           withType(base.type, [&](auto tag) {
             using T = decltype(tag);
             status[(size_t(r) * channels + c) * kThreadsPerGroup + t] =
-                runChannel<T, P>(member, e, fabric.sends(r, c), fabric.recvs(r, c));
+                runChannel<T, P>(member, e, fabric.sends(r, c), fabric.recvs(r, c), *table);
           });
         });
       }
