@@ -37,9 +37,14 @@ class BraidBackend {
       case Collective::kAllReduce:
         result = braidAllReduce(send, recv, count, braidFloat32, braidSum, comm_, nullptr);
         break;
-      case Collective::kBroadcast:
-        result = braidBroadcast(send, recv, count, braidFloat32, 0, comm_, nullptr);
+      case Collective::kBroadcast: {
+        // In place, as MPI_Bcast is (one buffer: the root's is the source).
+        // Out of place the root would also copy its whole buffer locally,
+        // work OpenMPI's call never does.
+        float* buffer = rank_ == 0 ? send : recv;
+        result = braidBroadcast(buffer, buffer, count, braidFloat32, 0, comm_, nullptr);
         break;
+      }
       case Collective::kAllGather:
         result = braidAllGather(send, recv, count, braidFloat32, comm_, nullptr);
         break;
