@@ -25,6 +25,7 @@
 #include "collectives/algorithm.h"
 #include "collectives/algorithms/rank_order.h"
 #include "core/types.h"
+#include "support/element_bits.h"
 #include "support/schedule_simulator.h"
 
 namespace braid::coll {
@@ -109,32 +110,13 @@ double input(const Case& c, int r, size_t i) {
   return static_cast<double>((r * 5 + i * 7) % 19) - 9 + (isFloatType(c.type) ? 0.25 : 0);
 }
 
+// Element i of a buffer of `type`, as a double, and the reverse (tests/support).
 double get(braidDataType_t type, const uint8_t* p, size_t i) {
-  if (type == braidInt32) {
-    int32_t v;
-    std::memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  if (type == braidFloat32) {
-    float v;
-    std::memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  double v;
-  std::memcpy(&v, p + 8 * i, 8);
-  return v;
+  return testing::rawToDouble(type, testing::loadRaw(type, p, i));
 }
 
 void put(braidDataType_t type, uint8_t* p, size_t i, double value) {
-  if (type == braidInt32) {
-    int32_t v = static_cast<int32_t>(value);
-    std::memcpy(p + 4 * i, &v, 4);
-  } else if (type == braidFloat32) {
-    float v = static_cast<float>(value);
-    std::memcpy(p + 4 * i, &v, 4);
-  } else {
-    std::memcpy(p + 8 * i, &value, 8);
-  }
+  testing::storeRaw(type, p, i, testing::doubleToRaw(type, value));
 }
 
 // Reduction over all ranks of element `at` of their send buffers, in rank order.

@@ -39,8 +39,7 @@ class ShmConnector : public Connector {
   /// The control blocks and FIFOs live in mappings the transport owns and
   /// keeps until after this connector is destroyed.
   ShmConnector(int self, int peer, FifoView inbound, FifoView outbound, ControlBlock* ownControl,
-               ControlBlock* peerControl, SingleCopyLink singleCopy,
-               size_t streamStoreBytes = 0);
+               ControlBlock* peerControl, SingleCopyLink singleCopy, size_t streamStoreBytes = 0);
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
