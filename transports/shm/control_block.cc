@@ -1,11 +1,13 @@
 #include "transports/shm/control_block.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstring>
 
@@ -52,9 +54,16 @@ void postAbort(ControlBlock& block, int rank, int origin, const std::string& rea
 Status abortStatus(const ControlBlock& block, int selfRank) {
   int rank = block.abortRank.load(std::memory_order_acquire);
   if (rank < 0) return Status::ok();
-  // The aborting rank may still be writing its reason (or have died doing so).
   std::string reason = "no reason given";
   int origin = rank;
+  // The aborting rank may still be writing its reason (it claimed abortRank
+  // first): give it a moment, so the origin it names is not lost. A rank
+  // that died mid-write leaves no reason; then the aborting rank is blamed.
+  const auto giveUp = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  while (block.reasonReady.load(std::memory_order_acquire) == 0 &&
+         std::chrono::steady_clock::now() < giveUp) {
+    sched_yield();
+  }
   if (block.reasonReady.load(std::memory_order_acquire) != 0) {
     reason.assign(block.abortReason, strnlen(block.abortReason, kAbortReasonBytes));
     origin = block.originRank;
