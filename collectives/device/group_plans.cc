@@ -1,0 +1,33 @@
+// planGroupCall (see the header).
+#include "collectives/device/group_plans.h"
+
+#include "collectives/algorithm.h"
+#include "core/types.h"
+
+namespace braid::device {
+
+Result<GroupPlans> planGroupCall(const coll::CollArgs& args, int channels, size_t llMaxBytes) {
+  GroupPlans group;
+  bool splittable = true;
+  for (int r = 0; r < args.nranks; ++r) {
+    coll::CollArgs a = args;
+    a.rank = r;
+    // One chunk per ring round: FIFO slots pipeline the transfer, and whole rounds let the
+    // plan fuse each receive with the forward of the same bytes.
+    a.chunkBytes = size_t(1) << 62;
+    BRAID_ASSIGN_OR_RETURN(coll::Schedule schedule, coll::buildSchedule(a, ""));
+    PlanBufferSizes sizes{coll::sendBufferBytes(a), coll::recvBufferBytes(a), schedule.scratchBytes,
+                          args.inPlace};
+    BRAID_ASSIGN_OR_RETURN(DevicePlan plan,
+                           buildDevicePlan(schedule, sizes, typeSize(args.type), true));
+    splittable &= plan.splittable;
+    group.scratchBytes.push_back(schedule.scratchBytes);
+    group.ranks.push_back(std::move(plan));
+  }
+  group.channels = splittable ? channels : 1;
+  const size_t bytes = args.count * typeSize(args.type);
+  group.protocol = bytes <= llMaxBytes ? Protocol::kLl : Protocol::kSimple;
+  return group;
+}
+
+}  // namespace braid::device
