@@ -80,7 +80,9 @@ braidResult_t braidCommInitRank(braidComm_t* comm, int nranks, braidUniqueId com
     auto id = bootstrap::UniqueId::readFrom(commId);
     if (!id.isOk()) return id.status().withContext("braidCommInitRank");
     const char* tag = std::getenv("BRAID_JOB_TAG");
-    return initRank(comm, nranks, *id, rank, tag ? tag : "");
+    BRAID_RETURN_IF_ERROR(initRank(comm, nranks, *id, rank, tag ? tag : ""));
+    braid::allowPeerDevices(toComm(*comm));  // device buffers: cuda_p2p, comm/device_path.h
+    return Status::ok();
   });
 }
 
@@ -165,7 +167,9 @@ braidResult_t braidCommInitFromEnv(braidComm_t* comm) {
                              root.toString() + " (" + launch->launcher + ")");
       }
     }
-    return initRank(comm, launch->nranks, id, launch->rank, launch->tagPrefix);
+    BRAID_RETURN_IF_ERROR(initRank(comm, launch->nranks, id, launch->rank, launch->tagPrefix));
+    braid::allowPeerDevices(toComm(*comm));  // device buffers: cuda_p2p, comm/device_path.h
+    return Status::ok();
   });
 }
 

@@ -5,11 +5,14 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "collectives/device/cuda/device_path_abi.h"
+#include "comm/comm.h"
 #include "core/device_memory.h"
 
 namespace braid {
@@ -17,6 +20,9 @@ namespace {
 
 constexpr size_t kErrorBytes = 512;
 constexpr const char* kDeviceLibraryName = "libbraid_cuda.so";
+
+// V2's extra entries (cuda_p2p), when the loaded libbraid_cuda.so has them.
+const BraidDevicePathV2* apiV2 = nullptr;
 
 // libbraid_cuda.so from the directory this library was loaded from (build tree or install
 // prefix: both put the two side by side), then the loader's search path. Looked up once;
@@ -49,6 +55,10 @@ const BraidDevicePathV1* deviceApi(std::string* why) {
       return;
     }
     api = table;
+    using EntryV2 = const BraidDevicePathV2* (*)();
+    auto entryV2 = reinterpret_cast<EntryV2>(dlsym(lib, "braidDevicePathV2"));
+    const BraidDevicePathV2* v2 = entryV2 ? entryV2() : nullptr;
+    if (v2 != nullptr && v2->version == 2 && v2->v1 == table) apiV2 = v2;
   });
   if (api == nullptr && why != nullptr) *why = failure;
   return api;
@@ -60,10 +70,31 @@ struct Binding {
   std::shared_ptr<void> group;
 };
 std::mutex bindingsMu;
-std::atomic<int> boundComms{0};  // lets host-only programs skip the lock on every call
+// Bound communicators plus those allowed a peer group: lets host-only programs skip the
+// lock on every call.
+std::atomic<int> deviceCapableComms{0};
 std::map<const Comm*, Binding>& bindings() {
   static auto* map = new std::map<const Comm*, Binding>;  // never destroyed: exit-safe
   return *map;
+}
+// Communicators of one rank per process (braidCommInitRank, braidCommInitFromEnv) not yet
+// bound: their first device-buffer collective creates a cuda_p2p group.
+std::set<const Comm*>& peerCandidates() {
+  static auto* set = new std::set<const Comm*>;
+  return *set;
+}
+void recount() {  // with bindingsMu held
+  deviceCapableComms.store(int(bindings().size() + peerCandidates().size()),
+                           std::memory_order_release);
+}
+
+// BraidAllGatherFn over a communicator's bootstrap.
+int bootstrapAllGather(void* context, void* data, size_t bytes, char* error,
+                       size_t errorBytes) {
+  const Status s = static_cast<Comm*>(context)->bootstrap().allGather(data, bytes);
+  if (s.isOk()) return 0;
+  std::snprintf(error, errorBytes, "%s", s.message().c_str());
+  return 1;
 }
 
 Status fromCode(int code, const char* error) {
@@ -114,8 +145,14 @@ Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist) {
   std::shared_ptr<void> group(raw, api->releaseGroup);
   std::lock_guard<std::mutex> lock(bindingsMu);
   for (Comm* c : comms) bindings()[c] = Binding{group};
-  boundComms.store(int(bindings().size()), std::memory_order_release);
+  recount();
   return Status::ok();
+}
+
+void allowPeerDevices(Comm* comm) {
+  std::lock_guard<std::mutex> lock(bindingsMu);
+  peerCandidates().insert(comm);
+  recount();
 }
 
 void detachDevice(Comm* comm) {
@@ -123,21 +160,60 @@ void detachDevice(Comm* comm) {
   {
     std::lock_guard<std::mutex> lock(bindingsMu);
     auto it = bindings().find(comm);
-    if (it == bindings().end()) return;
-    last = std::move(it->second.group);
-    bindings().erase(it);
-    boundComms.store(int(bindings().size()), std::memory_order_release);
+    if (it != bindings().end()) {
+      last = std::move(it->second.group);
+      bindings().erase(it);
+    }
+    peerCandidates().erase(comm);
+    recount();
   }
 }
 
 bool onDevicePath(const Op& op) {
-  if (boundComms.load(std::memory_order_acquire) == 0) return false;
-  {
-    std::lock_guard<std::mutex> lock(bindingsMu);
-    if (bindings().empty() || bindings().count(op.comm) == 0) return false;
-  }
-  return isDeviceMemory(op.send) || isDeviceMemory(op.recv);
+  if (deviceCapableComms.load(std::memory_order_acquire) == 0) return false;
+  // Buffers first: a few nanoseconds while CUDA is not loaded, and host buffers on a peer
+  // candidate (every braidCommInitRank communicator) then never take the lock.
+  if (!isDeviceMemory(op.send) && !isDeviceMemory(op.recv)) return false;
+  std::lock_guard<std::mutex> lock(bindingsMu);
+  return bindings().count(op.comm) != 0 || peerCandidates().count(op.comm) != 0;
 }
+
+namespace {
+
+// The first device-buffer collective of a one-rank-per-process communicator: every rank
+// makes the same call, so every rank gets here and creates its part of the cuda_p2p group
+// (collective over the bootstrap). Ranks on several hosts are refused alike on every rank
+// (the host table is the same everywhere), before any exchange.
+Status attachPeerGroup(Comm* comm, const void* buffer) {
+  std::string why;
+  if (deviceApi(&why) == nullptr) return invalidUsage(why);
+  if (apiV2 == nullptr) {
+    return invalidUsage("the libbraid_cuda.so found is older than this libbraid and cannot "
+                        "join ranks of several processes (cuda_p2p)");
+  }
+  const std::vector<int>& hosts = *comm->hosts();
+  for (size_t r = 1; r < hosts.size(); ++r) {
+    if (hosts[r] != hosts[0]) {
+      return invalidUsage("device buffers: rank " + std::to_string(r) +
+                          " is on another host than rank 0; cuda_p2p joins GPUs of one node "
+                          "only (device buffers across hosts are not available yet)");
+    }
+  }
+  char error[kErrorBytes] = "";
+  void* raw = apiV2->createPeerGroup(comm->rank(), comm->nranks(), buffer, &bootstrapAllGather,
+                                     comm, error, sizeof(error));
+  if (raw == nullptr) {
+    return internalError(std::string("creating the cuda_p2p device group: ") + error);
+  }
+  std::shared_ptr<void> group(raw, apiV2->v1->releaseGroup);
+  std::lock_guard<std::mutex> lock(bindingsMu);
+  bindings()[comm] = Binding{group};
+  peerCandidates().erase(comm);
+  recount();
+  return Status::ok();
+}
+
+}  // namespace
 
 Status enqueueOnDevice(const Op& op, void* stream) {
   if (op.kind != OpKind::kCollective || op.coll == coll::CollKind::kAllToAllv) {
@@ -152,6 +228,12 @@ Status enqueueOnDevice(const Op& op, void* stream) {
   }
   std::shared_ptr<void> group;
   {
+    std::lock_guard<std::mutex> lock(bindingsMu);
+    auto it = bindings().find(op.comm);
+    if (it != bindings().end()) group = it->second.group;
+  }
+  if (group == nullptr) {  // a peer candidate's first device-buffer call
+    BRAID_RETURN_IF_ERROR(attachPeerGroup(op.comm, op.send != nullptr ? op.send : op.recv));
     std::lock_guard<std::mutex> lock(bindingsMu);
     group = bindings()[op.comm].group;
   }
