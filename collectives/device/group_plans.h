@@ -19,8 +19,8 @@
 namespace braid::device {
 
 struct GroupPlans {
-  std::vector<DevicePlan> ranks;        // indexed by rank
-  std::vector<size_t> scratchBytes;     // per rank
+  std::vector<DevicePlan> ranks;     // indexed by rank
+  std::vector<size_t> scratchBytes;  // per rank
   int channels = 1;
   Protocol protocol = Protocol::kSimple;
 };

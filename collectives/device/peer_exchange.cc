@@ -15,9 +15,9 @@ std::string bounded(const char* field, size_t bytes) {
 }
 
 std::string describe(const PeerFifoConfig& c) {
-  return std::to_string(c.channels) + " channels, Simple " + std::to_string(c.simpleSlots) +
-         " x " + std::to_string(c.simpleSlotBytes) + " B, LL " + std::to_string(c.llSlots) +
-         " x " + std::to_string(c.llSlotBytes) + " B";
+  return std::to_string(c.channels) + " channels, Simple " + std::to_string(c.simpleSlots) + " x " +
+         std::to_string(c.simpleSlotBytes) + " B, LL " + std::to_string(c.llSlots) + " x " +
+         std::to_string(c.llSlotBytes) + " B";
 }
 
 }  // namespace
@@ -54,8 +54,8 @@ Status checkPeerRecords(const std::vector<PeerRecord>& records, int rank) {
                            std::to_string(peer.version) + "; is it running another braid?)");
     }
     if (peer.failed != 0) {
-      return internalError(who + " could not set up its device FIFOs: " +
-                           bounded(peer.error, sizeof(peer.error)));
+      return internalError(
+          who + " could not set up its device FIFOs: " + bounded(peer.error, sizeof(peer.error)));
     }
     if (!(peer.config == mine.config) || peer.regionBytes != mine.regionBytes) {
       return invalidUsage(who + " uses " + describe(peer.config) + " but rank " +

@@ -20,9 +20,8 @@ PeerRegionLayout::PeerRegionLayout(const PeerFifoConfig& config, int nranks)
   simpleCounters_ = 0;
   llCounters_ = fifos * sizeof(FifoCounters);
   simpleSlots_ = roundUp(llCounters_ + fifos * sizeof(FifoCounters), 128);
-  llSlots_ =
-      roundUp(simpleSlots_ + fifos * fifoSlotBytes(config.simpleSlots, config.simpleSlotBytes),
-              128);
+  llSlots_ = roundUp(
+      simpleSlots_ + fifos * fifoSlotBytes(config.simpleSlots, config.simpleSlotBytes), 128);
   bytes_ = llSlots_ + fifos * fifoSlotBytes(config.llSlots, config.llSlotBytes);
 }
 

@@ -89,8 +89,7 @@ void recount() {  // with bindingsMu held
 }
 
 // BraidAllGatherFn over a communicator's bootstrap.
-int bootstrapAllGather(void* context, void* data, size_t bytes, char* error,
-                       size_t errorBytes) {
+int bootstrapAllGather(void* context, void* data, size_t bytes, char* error, size_t errorBytes) {
   const Status s = static_cast<Comm*>(context)->bootstrap().allGather(data, bytes);
   if (s.isOk()) return 0;
   std::snprintf(error, errorBytes, "%s", s.message().c_str());
@@ -188,8 +187,9 @@ Status attachPeerGroup(Comm* comm, const void* buffer) {
   std::string why;
   if (deviceApi(&why) == nullptr) return invalidUsage(why);
   if (apiV2 == nullptr) {
-    return invalidUsage("the libbraid_cuda.so found is older than this libbraid and cannot "
-                        "join ranks of several processes (cuda_p2p)");
+    return invalidUsage(
+        "the libbraid_cuda.so found is older than this libbraid and cannot "
+        "join ranks of several processes (cuda_p2p)");
   }
   const std::vector<int>& hosts = *comm->hosts();
   for (size_t r = 1; r < hosts.size(); ++r) {

@@ -74,8 +74,8 @@ Status IpcDeviceGroup::allocateRegion(PeerRecord* record) {
   }
   DeviceScope scope(device_);
   BRAID_CUDA_RETURN(cudaStreamCreateWithFlags(&uploads_, cudaStreamNonBlocking));
-  BRAID_CUDA_RETURN(cudaHostAlloc(reinterpret_cast<void**>(&status_), sizeof(int),
-                                  cudaHostAllocMapped));
+  BRAID_CUDA_RETURN(
+      cudaHostAlloc(reinterpret_cast<void**>(&status_), sizeof(int), cudaHostAllocMapped));
   *status_ = kExecOk;
   const PeerRegionLayout layout(options_.fifos, nranks_);
   // Its own allocation: an IPC handle exports a whole cudaMalloc allocation, and peers
@@ -136,8 +136,8 @@ Status IpcDeviceGroup::openPeers(const std::vector<PeerRecord>& records) {
     void* base = nullptr;
     const cudaError_t err = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
     if (err != cudaSuccess) {
-      return internalError("device group: rank " + std::to_string(rank_) +
-                           " cannot open rank " + std::to_string(p) + "'s FIFOs (GPU " + busId +
+      return internalError("device group: rank " + std::to_string(rank_) + " cannot open rank " +
+                           std::to_string(p) + "'s FIFOs (GPU " + busId +
                            "): cudaIpcOpenMemHandle: " + cudaGetErrorString(err));
     }
     opened_.push_back(base);
@@ -175,9 +175,8 @@ Result<const IpcDeviceGroup::CallPlan*> IpcDeviceGroup::planFor(const coll::Coll
   if (it != plans_.end()) return &it->second;
   // Every rank's plan decides the channel count both ends of a FIFO use; only this rank's
   // is uploaded (the peers build the same ones in their processes).
-  BRAID_ASSIGN_OR_RETURN(
-      GroupPlans group,
-      planGroupCall(args, int(options_.fifos.channels), options_.llMaxBytes));
+  BRAID_ASSIGN_OR_RETURN(GroupPlans group,
+                         planGroupCall(args, int(options_.fifos.channels), options_.llMaxBytes));
   const DevicePlan& plan = group.ranks[size_t(rank_)];
   auto* stream = static_cast<cudaStream_t>(uploads_);
   CallPlan call;

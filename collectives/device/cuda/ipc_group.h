@@ -91,10 +91,10 @@ class IpcDeviceGroup {
 
   const int rank_, nranks_, device_;
   const PeerGroupOptions options_;
-  uint8_t* region_ = nullptr;       // this rank's receive FIFOs (device memory)
-  std::vector<uint8_t*> bases_;     // every rank's region as this process addresses it
-  std::vector<void*> opened_;       // peers' regions opened by IPC (closed on destruction)
-  void* simpleEnds_[2] = {};        // device arrays [channels][nranks]: send, recv ends
+  uint8_t* region_ = nullptr;    // this rank's receive FIFOs (device memory)
+  std::vector<uint8_t*> bases_;  // every rank's region as this process addresses it
+  std::vector<void*> opened_;    // peers' regions opened by IPC (closed on destruction)
+  void* simpleEnds_[2] = {};     // device arrays [channels][nranks]: send, recv ends
   void* llEnds_[2] = {};
   int* status_ = nullptr;           // mapped pinned host word
   CUstream_st* uploads_ = nullptr;  // private stream for uploads (cuda_support.h)
