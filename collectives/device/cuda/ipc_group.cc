@@ -119,23 +119,25 @@ Status IpcDeviceGroup::enablePeerAccess(const char* peerBusId, int peer) {
 
 Status IpcDeviceGroup::openPeers(const std::vector<PeerRecord>& records) {
   DeviceScope scope(device_);
-  bases_.assign(size_t(nranks_), nullptr);
+  bases_.assign(size_t(nranks_), region_);
   for (int p = 0; p < nranks_; ++p) {
+    if (p == rank_) continue;
     const PeerRecord& peer = records[size_t(p)];
-    if (peer.processToken == records[size_t(rank_)].processToken) {
-      // This process's memory (p == rank_, or a rank on another thread of this process):
-      // CUDA refuses to open a handle where it was exported, and the pointer is valid here.
-      bases_[size_t(p)] = reinterpret_cast<uint8_t*>(uintptr_t(peer.regionAddress));
-      continue;
-    }
     char busId[sizeof(peer.busId) + 1] = {};
     std::memcpy(busId, peer.busId, sizeof(peer.busId));
     BRAID_RETURN_IF_ERROR(enablePeerAccess(busId, p));
+    if (peer.processToken == records[size_t(rank_)].processToken) {
+      // A rank on another thread of this process: CUDA refuses to open a handle where it
+      // was exported, and the pointer is valid here (peer access enabled above if needed).
+      bases_[size_t(p)] = reinterpret_cast<uint8_t*>(uintptr_t(peer.regionAddress));
+      continue;
+    }
     cudaIpcMemHandle_t handle;
     std::memcpy(&handle, peer.ipcHandle, sizeof(handle));
     void* base = nullptr;
     const cudaError_t err = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
     if (err != cudaSuccess) {
+      cudaGetLastError();
       return internalError("device group: rank " + std::to_string(rank_) + " cannot open rank " +
                            std::to_string(p) + "'s FIFOs (GPU " + busId +
                            "): cudaIpcOpenMemHandle: " + cudaGetErrorString(err));
