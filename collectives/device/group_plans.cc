@@ -30,4 +30,10 @@ Result<GroupPlans> planGroupCall(const coll::CollArgs& args, int channels, size_
   return group;
 }
 
+std::string groupCallKey(const coll::CollArgs& a) {
+  return std::to_string(int(a.kind)) + "/" + std::to_string(a.count) + "/" +
+         std::to_string(int(a.type)) + "/" + std::to_string(int(a.op)) + "/" +
+         std::to_string(a.root) + "/" + std::to_string(a.inPlace);
+}
+
 }  // namespace braid::device

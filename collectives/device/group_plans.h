@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "collectives/device/launch.h"
@@ -28,5 +29,8 @@ struct GroupPlans {
 /// `args` with any rank (each rank's plan is built with its own); `channels` is the count
 /// used when every plan splits; LL for calls of at most `llMaxBytes` bytes.
 Result<GroupPlans> planGroupCall(const coll::CollArgs& args, int channels, size_t llMaxBytes);
+
+/// Everything the plans of a call depend on (not the rank), as a cache key.
+std::string groupCallKey(const coll::CollArgs& args);
 
 }  // namespace braid::device

@@ -11,18 +11,8 @@
 #include "collectives/device/peer_exchange.h"
 
 namespace braid::device {
-namespace {
 
 static_assert(sizeof(cudaIpcMemHandle_t) == kIpcHandleBytes, "IPC handle size changed");
-
-// Everything a plan depends on, as a cache key.
-std::string keyOf(const coll::CollArgs& a) {
-  return std::to_string(int(a.kind)) + "/" + std::to_string(a.count) + "/" +
-         std::to_string(int(a.type)) + "/" + std::to_string(int(a.op)) + "/" +
-         std::to_string(a.root) + "/" + std::to_string(a.inPlace);
-}
-
-}  // namespace
 
 Result<std::shared_ptr<IpcDeviceGroup>> IpcDeviceGroup::create(int rank, int nranks, int device,
                                                                const PeerGroupOptions& options,
@@ -171,7 +161,7 @@ IpcDeviceGroup::~IpcDeviceGroup() {
 }
 
 Result<const IpcDeviceGroup::CallPlan*> IpcDeviceGroup::planFor(const coll::CollArgs& args) {
-  const std::string key = keyOf(args);
+  const std::string key = groupCallKey(args);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = plans_.find(key);
   if (it != plans_.end()) return &it->second;

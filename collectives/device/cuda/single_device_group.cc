@@ -6,57 +6,10 @@
 
 #include <cstring>
 
-#include "collectives/algorithm.h"
-#include "collectives/device/plan_builder.h"
-#include "core/types.h"
+#include "collectives/device/cuda/cuda_support.h"
+#include "collectives/device/group_plans.h"
 
 namespace braid::device {
-namespace {
-
-Status cudaStatus(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return Status::ok();
-  return internalError(std::string("CUDA: ") + what + ": " + cudaGetErrorString(err));
-}
-
-#define BRAID_CUDA_RETURN(call) BRAID_RETURN_IF_ERROR(cudaStatus((call), #call))
-
-// Makes `device` current for the scope and restores the caller's device after.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    cudaGetDevice(&previous_);
-    if (previous_ != device) cudaSetDevice(device);
-  }
-  ~DeviceScope() { cudaSetDevice(previous_); }
-
- private:
-  int previous_ = 0;
-};
-
-// Copies `host` into new device memory through `stream`, a private non-blocking stream: a
-// synchronous cudaMemcpy would run on the legacy default stream and wait for the caller's
-// kernels of an earlier collective, which may be waiting for another rank's next call.
-template <class T>
-Result<T*> upload(const std::vector<T>& host, cudaStream_t stream, std::vector<void*>* owned) {
-  void* p = nullptr;
-  BRAID_CUDA_RETURN(cudaMalloc(&p, host.size() * sizeof(T) + 1));
-  owned->push_back(p);
-  if (!host.empty()) {
-    BRAID_CUDA_RETURN(
-        cudaMemcpyAsync(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-    BRAID_CUDA_RETURN(cudaStreamSynchronize(stream));
-  }
-  return static_cast<T*>(p);
-}
-
-// Everything a plan depends on, as a cache key.
-std::string keyOf(const coll::CollArgs& a) {
-  return std::to_string(int(a.kind)) + "/" + std::to_string(a.count) + "/" +
-         std::to_string(int(a.type)) + "/" + std::to_string(int(a.op)) + "/" +
-         std::to_string(a.root) + "/" + std::to_string(a.inPlace);
-}
-
-}  // namespace
 
 Result<std::shared_ptr<SingleDeviceGroup>> SingleDeviceGroup::create(
     int nranks, int device, const DeviceGroupOptions& options) {
@@ -112,8 +65,8 @@ Status SingleDeviceGroup::allocate(Fifos* fifos, uint32_t slots, uint32_t slotBy
         recvs.emplace_back(fifo(p, r, c));
       }
     }
-    BRAID_ASSIGN_OR_RETURN(auto* s, upload(sends, uploads_, &owned_));
-    BRAID_ASSIGN_OR_RETURN(auto* v, upload(recvs, uploads_, &owned_));
+    BRAID_ASSIGN_OR_RETURN(auto* s, uploadVector(sends, uploads_, &owned_));
+    BRAID_ASSIGN_OR_RETURN(auto* v, uploadVector(recvs, uploads_, &owned_));
     fifos->sendEnds.push_back(s);
     fifos->recvEnds.push_back(v);
   }
@@ -129,39 +82,28 @@ SingleDeviceGroup::~SingleDeviceGroup() {
 }
 
 Result<const SingleDeviceGroup::CallPlan*> SingleDeviceGroup::planFor(const coll::CollArgs& args) {
-  const std::string key = keyOf(args);
+  const std::string key = groupCallKey(args);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = plans_.find(key);
   if (it != plans_.end()) return &it->second;
+  BRAID_ASSIGN_OR_RETURN(GroupPlans group,
+                         planGroupCall(args, options_.channels, options_.llMaxBytes));
   CallPlan call;
-  bool splittable = true;
-  std::vector<DevicePlan> plans;
   for (int r = 0; r < nranks_; ++r) {
-    coll::CollArgs a = args;
-    a.rank = r;
-    // One chunk per ring round: FIFO slots pipeline the transfer, and whole rounds let the
-    // plan fuse each receive with the forward of the same bytes.
-    a.chunkBytes = size_t(1) << 62;
-    BRAID_ASSIGN_OR_RETURN(coll::Schedule schedule, coll::buildSchedule(a, ""));
-    PlanBufferSizes sizes{coll::sendBufferBytes(a), coll::recvBufferBytes(a), schedule.scratchBytes,
-                          args.inPlace};
-    BRAID_ASSIGN_OR_RETURN(DevicePlan plan,
-                           buildDevicePlan(schedule, sizes, typeSize(args.type), true));
-    splittable &= plan.splittable;
+    const DevicePlan& plan = group.ranks[size_t(r)];
     RankPlan rp;
-    BRAID_ASSIGN_OR_RETURN(rp.ops, upload(plan.ops, uploads_, &owned_));
-    BRAID_ASSIGN_OR_RETURN(rp.stepStarts, upload(plan.stepStarts, uploads_, &owned_));
+    BRAID_ASSIGN_OR_RETURN(rp.ops, uploadVector(plan.ops, uploads_, &owned_));
+    BRAID_ASSIGN_OR_RETURN(rp.stepStarts, uploadVector(plan.stepStarts, uploads_, &owned_));
     rp.stepCount = uint32_t(plan.stepStarts.size() - 1);
-    if (schedule.scratchBytes > 0) {
+    if (group.scratchBytes[size_t(r)] > 0) {
       void* scratch = nullptr;
-      BRAID_CUDA_RETURN(cudaMalloc(&scratch, schedule.scratchBytes));
+      BRAID_CUDA_RETURN(cudaMalloc(&scratch, group.scratchBytes[size_t(r)]));
       rp.scratch = static_cast<uint8_t*>(track(scratch));
     }
     call.ranks.push_back(rp);
   }
-  call.channels = splittable ? options_.channels : 1;
-  const size_t bytes = args.count * typeSize(args.type);
-  call.protocol = bytes <= options_.llMaxBytes ? Protocol::kLl : Protocol::kSimple;
+  call.channels = group.channels;
+  call.protocol = group.protocol;
   return &plans_.emplace(key, std::move(call)).first->second;
 }
 
