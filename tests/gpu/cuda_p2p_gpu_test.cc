@@ -82,8 +82,8 @@ std::string runCase(const CollArgs& a, uint64_t seed, braidComm_t comm, cudaStre
   if (ok) {
     const braidResult_t r = call(a, send, recv, comm, stream);
     if (r != braidSuccess) {
-      failure = std::string("call returned ") + braidGetErrorString(r) + ": " +
-                braidGetLastError(comm);
+      failure =
+          std::string("call returned ") + braidGetErrorString(r) + ": " + braidGetLastError(comm);
     } else if (cudaStreamSynchronize(stream) != cudaSuccess ||
                cudaMemcpy(output.data(), recv, l.recvBytes, cudaMemcpyDeviceToHost) !=
                    cudaSuccess) {
@@ -112,8 +112,8 @@ std::vector<CollArgs> cases(int nranks, bool quick) {
         // 4097 elements run LL, 2^20 + 3 Simple on two channels (ipc_group.h options).
         for (size_t count : {size_t(0), size_t(1), size_t(4097), (size_t(1) << 20) + 3}) {
           const bool large = count > 4097;
-          if (large && (quick || op != braidSum || !(type == braidFloat32 || type == braidBfloat16 ||
-                                                     type == braidUint8))) {
+          if (large && (quick || op != braidSum ||
+                        !(type == braidFloat32 || type == braidBfloat16 || type == braidUint8))) {
             continue;
           }
           for (bool inPlace : {false, true}) {
@@ -160,8 +160,7 @@ int runRank(int rank, const Options& o, const braidUniqueId& id) {
     }
     if (failure.rfind("call returned", 0) == 0) break;  // the communicator may be unusable
   }
-  std::fprintf(stderr, "rank %d (device %d): %d of %d cases failed\n", rank, device, failures,
-               run);
+  std::fprintf(stderr, "rank %d (device %d): %d of %d cases failed\n", rank, device, failures, run);
   cudaStreamDestroy(stream);
   braidCommDestroy(comm);
   return failures == 0 ? 0 : 1;

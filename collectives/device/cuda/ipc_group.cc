@@ -34,7 +34,8 @@ Result<std::shared_ptr<IpcDeviceGroup>> IpcDeviceGroup::create(int rank, int nra
   PeerRecord& mine = records[size_t(rank)];
   mine.processToken = thisProcessToken();
   mine.config = f;
-  Status local = group->allocateRegion(&mine);
+  const Status local = group->allocateRegion(&mine).withContext(
+      "device group: rank " + std::to_string(rank) + " could not set up its device FIFOs");
   if (!local.isOk()) {
     mine.failed = 1;
     setPeerError(mine.error, local.message());
