@@ -41,8 +41,8 @@ void allowPeerDevices(Comm* comm);
 void detachDevice(Comm* comm);
 
 /// True when `op` names device memory on a communicator bound to a device group (or allowed
-/// one by allowPeerDevices): it then
-/// skips the host-only checks and runs through enqueueOnDevice.
+/// one by allowPeerDevices): it then skips the host-only checks and runs through
+/// enqueueOnDevice.
 bool onDevicePath(const Op& op);
 
 /// Enqueues `op` (validated) on `stream` (a cudaStream_t) and returns.
