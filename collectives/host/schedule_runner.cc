@@ -60,9 +60,8 @@ Result<uint8_t*> ScheduleRunner::resolve(const Span& span, bool writable) const 
 Status ScheduleRunner::enterStep() {
   const Step& step = schedule_->steps[step_];
   requests_.assign(step.actions.size(), transport::Request{});
-  started_.assign(step.actions.size(), 0);
-  unstarted_ = step.actions.size();
-  firstUnstarted_ = 0;
+  waiting_.resize(step.actions.size());
+  for (size_t i = 0; i < waiting_.size(); ++i) waiting_[i] = static_cast<uint32_t>(i);
   entered_ = true;
   BRAID_RETURN_IF_ERROR(buildLanes());
   bool ignored = false;
@@ -151,21 +150,25 @@ bool ScheduleRunner::canStart(size_t index) const {
 }
 
 Status ScheduleRunner::startReady(bool* progressed) {
-  const Step& step = schedule_->steps[step_];
-  for (size_t i = firstUnstarted_; i < step.actions.size(); ++i) {
-    if (started_[i] || !canStart(i)) continue;
+  // One pass over the actions not started yet, in action order; those that
+  // still wait are kept (in order) for the next pass.
+  size_t kept = 0;
+  for (size_t k = 0; k < waiting_.size(); ++k) {
+    const uint32_t i = waiting_[k];
+    if (!canStart(i)) {
+      waiting_[kept++] = i;
+      continue;
+    }
     BRAID_RETURN_IF_ERROR(start(i));
     *progressed = true;
   }
-  while (firstUnstarted_ < step.actions.size() && started_[firstUnstarted_]) ++firstUnstarted_;
+  waiting_.resize(kept);
   return Status::ok();
 }
 
 Status ScheduleRunner::start(size_t index) {
   const Action& a = schedule_->steps[step_].actions[index];
   transport::Request& req = requests_[index];
-  started_[index] = 1;
-  --unstarted_;
   if (laneIndex_[index] >= 0) ++laneOf(index).started;
   switch (a.kind) {
     case ActionKind::kSend: {
@@ -188,6 +191,13 @@ Status ScheduleRunner::start(size_t index) {
     case ActionKind::kCopy: {
       BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
       BRAID_ASSIGN_OR_RETURN(uint8_t * dst, resolve(a.dst, true));
+      if (a.src.bytes != a.dst.bytes) {
+        return invalidUsage("schedule '" + schedule_->algorithm + "' step " +
+                            std::to_string(step_) + " copies " + std::to_string(a.src.bytes) +
+                            " bytes into a span of " + std::to_string(a.dst.bytes) +
+                            " bytes (for all-to-all-v: this rank's send and receive counts for "
+                            "itself differ)");
+      }
       const size_t n = a.dst.bytes;
       const bool apart = dst + n <= src || src + n <= dst;
       if (apart && streamStoreBytes_ != 0 && bufferBytes(a.dst.buf) >= streamStoreBytes_) {
@@ -222,8 +232,8 @@ Status ScheduleRunner::progress(bool* progressed) {
       if (!s.isOk()) return s;
       *progressed |= moved;
     }
-    if (unstarted_ > 0) BRAID_RETURN_IF_ERROR(startReady(progressed));
-    bool allDone = unstarted_ == 0;  // local actions finish as they start
+    if (!waiting_.empty()) BRAID_RETURN_IF_ERROR(startReady(progressed));
+    bool allDone = waiting_.empty();  // local actions finish as they start
     for (size_t p = 0; allDone && p < peersUsed_; ++p) {
       for (Lane& lane : peers_[p].lanes) {
         lane.inFlight(requests_);

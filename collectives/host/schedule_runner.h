@@ -115,9 +115,7 @@ class ScheduleRunner {
   size_t step_ = 0;
   bool entered_ = false;
   std::vector<transport::Request> requests_;  // one per action of the current step
-  std::vector<uint8_t> started_;
-  size_t unstarted_ = 0;            // actions of the current step not started yet
-  size_t firstUnstarted_ = 0;       // every action before it has started
+  std::vector<uint32_t> waiting_;   // the current step's actions not started yet, in order
   std::vector<PeerLanes> peers_;    // the current step's peers, the first peersUsed_ of them
   size_t peersUsed_ = 0;            // (entries past it keep their vectors' capacity)
   std::vector<int> peerSlot_;       // comm rank -> index into peers_, -1: not in this step

@@ -10,6 +10,8 @@
 //    once all of its transfers are done.
 // 3. A stalled peer: pendingPeer() names it, describePending() lists what waits,
 //    and restart() runs the schedule again over new buffers.
+// 4. A copy between spans of different sizes (all-to-all-v whose counts for the
+//    rank itself differ) is an error naming the mismatch, not a partial copy.
 #include "collectives/host/schedule_runner.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +21,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "collectives/algorithm.h"
 
 namespace braid::coll {
 namespace {
@@ -324,6 +328,31 @@ TEST(ScheduleRunnerTest, StalledPeerIsNamedAndRestartRunsAgain) {
   // Rank 0's block 1 holds what rank 1 sent in the second run (its pieces of value 9).
   EXPECT_EQ(out0[l.blockBytes() + l.pieceOffset(1)], 9);
   EXPECT_EQ(out1[l.pieceOffset(1)], 7);
+}
+
+// All-to-all-v where rank 0 sends itself 3 elements but expects 4.
+TEST(ScheduleRunnerTest, OwnCountsThatDifferAreAnError) {
+  CollArgs args;
+  args.kind = CollKind::kAllToAllv;
+  args.type = braidInt32;
+  args.nranks = 2;
+  args.sendCounts = {3, 2};
+  args.sendDispls = {0, 3};
+  args.recvCounts = {4, 2};
+  args.recvDispls = {0, 4};
+  Result<Schedule> s = buildSchedule(args, "pairwise");
+  ASSERT_TRUE(s.isOk()) << s.status().message();
+  Wires wires(2);
+  FakeTransport t(0, &wires, false);
+  std::vector<uint8_t> send(20, 1), recv(24, 0);
+  ScheduleRunner runner(&t, &*s, Buffers{send.data(), recv.data(), nullptr, 20, 24, 0}, braidInt32,
+                        braidSum, 2);
+  bool progressed = false;
+  Status status = runner.progress(&progressed);
+  EXPECT_EQ(status.code(), braidInvalidUsage) << status.message();
+  EXPECT_NE(status.message().find("12 bytes into a span of 16"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(std::vector<uint8_t>(recv.begin(), recv.begin() + 16), std::vector<uint8_t>(16, 0));
 }
 
 }  // namespace
