@@ -91,7 +91,7 @@ class ScheduleRunner {
   };
 
   Status enterStep();
-  /// Groups the current step's transfers into lanes (peers_, laneOf_).
+  /// Groups the current step's transfers into lanes (peers_, peerSlot_, laneIndex_).
   Status buildLanes();
   /// Starts, in action order, every action whose predecessors allow it.
   Status startReady(bool* progressed);
