@@ -2,10 +2,18 @@
 //
 // Step i = 1..n-1: rank r sends its block for r+i to r+i and receives the
 // block from r-i. Every rank talks to exactly one peer in each direction per
-// step, and both ends of a message are in step i. Step 0 copies the rank's
-// block for itself into place.
+// step, and both ends of a message are in step i.
+//
+// The rank's own block (half the data at 2 ranks) is copied locally during
+// step 1, not before it: cut into chunks, local chunk c waits (`after`) for
+// the step's c-th received chunk, so the copy runs in pieces between polls
+// while the peer keeps the connector busy, instead of delaying every peer's
+// first transfer. Chunks past the step's receives start with the step.
+//
 // In place, the receives would overwrite blocks not sent yet, so step 0 first
-// stages the input into scratch and every send reads from there.
+// stages the input into scratch and every send reads from there. All-to-all's
+// own block lies where it belongs already (same offset in and out), so it is
+// neither staged nor copied; all-to-all-v's is copied from scratch.
 // All-to-all-v sends one message even for an empty block (zero bytes travel
 // and match), so mismatched counts surface as a size error, never a hang.
 #include <algorithm>
@@ -23,26 +31,60 @@ struct Blocks {
   std::vector<Slice> send, recv;
 };
 
+// Copies `extent` bytes of the send buffer into scratch at the same offsets,
+// leaving out `skip` (a block that is never sent).
+void stage(ScheduleWriter& w, size_t extent, Span skip) {
+  if (skip.bytes == 0 || skip.offset + skip.bytes > extent) skip = Span{BufferId::kSend, extent, 0};
+  const size_t tail = skip.offset + skip.bytes;
+  if (skip.offset == 0 && tail == extent) return;  // one rank: nothing is ever sent
+  w.needScratch(extent);
+  if (skip.offset > 0) {
+    w.addCopy(0, Span{BufferId::kScratch, 0, skip.offset}, Span{BufferId::kSend, 0, skip.offset});
+  }
+  if (tail < extent) {
+    w.addCopy(0, Span{BufferId::kScratch, tail, extent - tail},
+              Span{BufferId::kSend, tail, extent - tail});
+  }
+}
+
 Schedule buildPairwise(const CollArgs& args, const Blocks& blocks, bool allowEmpty) {
   ScheduleWriter w(args, "pairwise");
   const int n = args.nranks;
   const int r = args.rank;
+  const Slice own = blocks.recv[r];
+  // In place, all-to-all's own block needs no copy at all. (Not all-to-all-v's:
+  // its send blocks may overlap, so another block may need those bytes staged.)
+  const bool ownInPlace = args.inPlace && args.kind == CollKind::kAllToAll;
   BufferId source = BufferId::kSend;
-  int staged = -1;
   const size_t extent = sendBufferBytes(args);
   if (args.inPlace && extent > 0) {
-    w.needScratch(extent);
-    staged = w.addCopy(0, Span{BufferId::kScratch, 0, extent}, Span{BufferId::kSend, 0, extent});
+    stage(w, extent, ownInPlace ? w.span(BufferId::kSend, own) : Span{});
     source = BufferId::kScratch;
-  }
-  if (blocks.recv[r].count > 0) {
-    w.addCopy(0, w.span(BufferId::kRecv, blocks.recv[r]), w.span(source, blocks.send[r]), staged);
   }
   for (int i = 1; i < n; ++i) {
     int to = ringPeer(r, n, i);
     int from = ringPeer(r, n, -i);
     w.sendChunks(i, to, source, blocks.send[to], allowEmpty);
     w.recvChunks(i, from, BufferId::kRecv, blocks.recv[from], allowEmpty);
+  }
+  const Slice src = blocks.send[r];
+  if ((own.count == 0 && src.count == 0) || ownInPlace) return w.finish();
+  const size_t step = n > 1 ? 1 : 0;
+  if (src.count != own.count) {
+    // All-to-all-v counts for itself that differ: one copy whose spans differ in
+    // size, which the executor reports as an error (never a partial copy).
+    w.addCopy(step, w.span(BufferId::kRecv, own), w.span(source, src));
+    return w.finish();
+  }
+  // The own block's chunks, each after the matching receive of the first exchange
+  // step (its actions so far: the sends, then the receives from ringPeer(r, n, -1)).
+  const size_t recvs = n > 1 ? numChunks(blocks.recv[ringPeer(r, n, -1)].count, w.chunk()) : 0;
+  const size_t recvAt = w.actionCount(step) - recvs;
+  for (size_t c = 0; c < numChunks(own.count, w.chunk()); ++c) {
+    const Slice piece = chunkOf(own, w.chunk(), c);
+    const Slice from{src.offset + (piece.offset - own.offset), piece.count};
+    const int after = c < recvs ? static_cast<int>(recvAt + c) : -1;
+    w.addCopy(step, w.span(BufferId::kRecv, piece), w.span(source, from), after);
   }
   return w.finish();
 }

@@ -45,6 +45,11 @@ class ScheduleWriter {
   /// The receiving side of sendChunks(): cuts `slice` exactly as the sender does.
   void recvChunks(size_t step, int peer, BufferId buf, Slice slice, bool atLeastOne = false);
 
+  /// The number of actions in step `step` so far (the index the next add* returns).
+  size_t actionCount(size_t step) const {
+    return step < schedule_.steps.size() ? schedule_.steps[step].actions.size() : 0;
+  }
+
   /// Makes the scratch buffer at least `bytes` long.
   void needScratch(size_t bytes);
 

@@ -60,11 +60,61 @@ Result<uint8_t*> ScheduleRunner::resolve(const Span& span, bool writable) const 
 Status ScheduleRunner::enterStep() {
   const Step& step = schedule_->steps[step_];
   requests_.assign(step.actions.size(), transport::Request{});
-  started_.assign(step.actions.size(), 0);
-  unstarted_ = step.actions.size();
+  waiting_.resize(step.actions.size());
+  for (size_t i = 0; i < waiting_.size(); ++i) waiting_[i] = static_cast<uint32_t>(i);
   entered_ = true;
+  BRAID_RETURN_IF_ERROR(buildLanes());
   bool ignored = false;
   return startReady(&ignored);
+}
+
+Status ScheduleRunner::buildLanes() {
+  if (peerSlot_.size() != static_cast<size_t>(nranks_)) peerSlot_.assign(nranks_, -1);
+  for (size_t p = 0; p < peersUsed_; ++p) peerSlot_[peers_[p].peer] = -1;
+  peersUsed_ = 0;
+  const Step& step = schedule_->steps[step_];
+  laneIndex_.assign(step.actions.size(), -1);
+  for (size_t i = 0; i < step.actions.size(); ++i) {
+    const Action& a = step.actions[i];
+    if (!isTransfer(a)) continue;
+    if (a.peer >= nranks_) {
+      return internalError("schedule '" + schedule_->algorithm + "' step " + std::to_string(step_) +
+                           " names peer " + std::to_string(a.peer) + " of a " +
+                           std::to_string(nranks_) + "-rank communicator");
+    }
+    int& slot = peerSlot_[a.peer];
+    if (slot < 0) {
+      if (peers_.size() == peersUsed_) peers_.emplace_back();
+      PeerLanes& added = peers_[peersUsed_];
+      added.peer = a.peer;
+      for (Lane& lane : added.lanes) {
+        lane.actions.clear();  // keeps the capacity: steps repeat with the same shape
+        lane.started = 0;
+        lane.doneUpTo = 0;
+      }
+      slot = static_cast<int>(peersUsed_++);
+    }
+    const int direction = a.kind == ActionKind::kSend ? 1 : 0;
+    peers_[slot].lanes[direction].actions.push_back(static_cast<uint32_t>(i));
+    laneIndex_[i] = slot * 2 + direction;
+  }
+  return Status::ok();
+}
+
+ScheduleRunner::Lane& ScheduleRunner::laneOf(size_t index) {
+  return peers_[laneIndex_[index] / 2].lanes[laneIndex_[index] % 2];
+}
+
+const ScheduleRunner::Lane& ScheduleRunner::laneOf(size_t index) const {
+  return peers_[laneIndex_[index] / 2].lanes[laneIndex_[index] % 2];
+}
+
+bool ScheduleRunner::Lane::inFlight(const std::vector<transport::Request>& requests) {
+  // Requests of one lane may finish out of order (a connector may complete a
+  // later small send before an earlier large one), so the cursor only skips
+  // what is done; a finished request behind an unfinished one is passed later.
+  while (doneUpTo < started && requests[actions[doneUpTo]].done) ++doneUpTo;
+  return doneUpTo < started;
 }
 
 bool ScheduleRunner::isTransfer(const Action& a) { return a.peer >= 0; }
@@ -89,35 +139,37 @@ int ScheduleRunner::pendingPeer(bool* receiving) const {
 }
 
 bool ScheduleRunner::canStart(size_t index) const {
-  const Step& step = schedule_->steps[step_];
-  const Action& a = step.actions[index];
+  const Action& a = schedule_->steps[step_].actions[index];
   if (a.after >= 0 && !requests_[a.after].done) return false;
-  if (!isTransfer(a)) return true;
+  if (laneIndex_[index] < 0) return true;
   // Connectors are FIFO per direction: a transfer may not overtake an earlier
-  // one of the step on the same connector and direction that has not started.
-  const bool sends = a.kind == ActionKind::kSend;
-  for (size_t j = 0; j < index; ++j) {
-    const Action& b = step.actions[j];
-    if (!started_[j] && b.peer == a.peer && (b.kind == ActionKind::kSend) == sends) return false;
-  }
-  return true;
+  // one of the step on the same connector and direction that has not started,
+  // so only the first unstarted transfer of its lane may start.
+  const Lane& lane = laneOf(index);
+  return lane.actions[lane.started] == index;
 }
 
 Status ScheduleRunner::startReady(bool* progressed) {
-  const Step& step = schedule_->steps[step_];
-  for (size_t i = 0; i < step.actions.size(); ++i) {
-    if (started_[i] || !canStart(i)) continue;
+  // One pass over the actions not started yet, in action order; those that
+  // still wait are kept (in order) for the next pass.
+  size_t kept = 0;
+  for (size_t k = 0; k < waiting_.size(); ++k) {
+    const uint32_t i = waiting_[k];
+    if (!canStart(i)) {
+      waiting_[kept++] = i;
+      continue;
+    }
     BRAID_RETURN_IF_ERROR(start(i));
     *progressed = true;
   }
+  waiting_.resize(kept);
   return Status::ok();
 }
 
 Status ScheduleRunner::start(size_t index) {
   const Action& a = schedule_->steps[step_].actions[index];
   transport::Request& req = requests_[index];
-  started_[index] = 1;
-  --unstarted_;
+  if (laneIndex_[index] >= 0) ++laneOf(index).started;
   switch (a.kind) {
     case ActionKind::kSend: {
       BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
@@ -139,6 +191,13 @@ Status ScheduleRunner::start(size_t index) {
     case ActionKind::kCopy: {
       BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
       BRAID_ASSIGN_OR_RETURN(uint8_t * dst, resolve(a.dst, true));
+      if (a.src.bytes != a.dst.bytes) {
+        return invalidUsage("schedule '" + schedule_->algorithm + "' step " +
+                            std::to_string(step_) + " copies " + std::to_string(a.src.bytes) +
+                            " bytes into a span of " + std::to_string(a.dst.bytes) +
+                            " bytes (for all-to-all-v: this rank's send and receive counts for "
+                            "itself differ)");
+      }
       const size_t n = a.dst.bytes;
       const bool apart = dst + n <= src || src + n <= dst;
       if (apart && streamStoreBytes_ != 0 && bufferBytes(a.dst.buf) >= streamStoreBytes_) {
@@ -162,26 +221,24 @@ Status ScheduleRunner::start(size_t index) {
 Status ScheduleRunner::progress(bool* progressed) {
   while (!done()) {
     if (!entered_) BRAID_RETURN_IF_ERROR(enterStep());
-    const Step& step = schedule_->steps[step_];
     // Pump each connector this step waits on once per call.
-    for (size_t i = 0; i < step.actions.size(); ++i) {
-      if (!started_[i] || requests_[i].done) continue;
-      const Action& a = step.actions[i];
-      bool seenBefore = false;
-      for (size_t j = 0; j < i; ++j) {
-        seenBefore |= started_[j] && !requests_[j].done && step.actions[j].peer == a.peer;
-      }
-      if (!seenBefore) {
-        bool moved = false;  // a connector reports its own moves only
-        Status s = transport_->connector(a.peer)->progress(&moved);
-        if (!s.isOk()) return s;
-        *progressed |= moved;
-      }
+    for (size_t p = 0; p < peersUsed_; ++p) {
+      PeerLanes& peer = peers_[p];
+      const bool receiving = peer.lanes[0].inFlight(requests_);
+      const bool sending = peer.lanes[1].inFlight(requests_);
+      if (!receiving && !sending) continue;
+      bool moved = false;  // a connector reports its own moves only
+      Status s = transport_->connector(peer.peer)->progress(&moved);
+      if (!s.isOk()) return s;
+      *progressed |= moved;
     }
-    if (unstarted_ > 0) BRAID_RETURN_IF_ERROR(startReady(progressed));
-    bool allDone = unstarted_ == 0;
-    for (size_t i = 0; i < step.actions.size(); ++i) {
-      allDone &= requests_[i].done;
+    if (!waiting_.empty()) BRAID_RETURN_IF_ERROR(startReady(progressed));
+    bool allDone = waiting_.empty();  // local actions finish as they start
+    for (size_t p = 0; allDone && p < peersUsed_; ++p) {
+      for (Lane& lane : peers_[p].lanes) {
+        lane.inFlight(requests_);
+        allDone &= lane.doneUpTo == lane.actions.size();
+      }
     }
     if (!allDone) return Status::ok();
     ++step_;

@@ -6,6 +6,14 @@
 // connector and direction, which keeps the FIFO matching rule. Local copies
 // and divisions run at once. progress() pumps the connectors this
 // step waits on and starts dependent actions as their predecessors finish.
+//
+// Bookkeeping is linear in the step's actions (pairwise all-to-all puts every
+// chunk of a block, 64 at 128 MiB, in one step): the transfers of a step are
+// grouped into lanes, one per (peer, direction), each with its actions in
+// order, a count of those started (they start in order: the FIFO rule) and a
+// cursor past those done. A connector is pumped when one of its lanes has a
+// started transfer that is not done, i.e. when its done cursor is short of its
+// started count; the step is over when every lane's cursor is at its end.
 // Nothing here blocks: the caller (the group engine) owns waiting, deadlines
 // and aborts, so one thread can drive many runners on many communicators.
 #pragma once
@@ -68,10 +76,28 @@ class ScheduleRunner {
   }
 
  private:
+  // The transfers of the current step on one connector in one direction.
+  struct Lane {
+    std::vector<uint32_t> actions;  // indices into the step's actions, in order
+    size_t started = 0;             // actions[0, started) have started
+    size_t doneUpTo = 0;            // actions[0, doneUpTo) are done
+    /// Moves doneUpTo past finished requests; true while a started one is not done.
+    bool inFlight(const std::vector<transport::Request>& requests);
+  };
+  // One peer of the current step: its receive lane and its send lane.
+  struct PeerLanes {
+    int peer = -1;
+    Lane lanes[2];  // [0]: receives (kRecv, kRecvReduce), [1]: sends
+  };
+
   Status enterStep();
+  /// Groups the current step's transfers into lanes (peers_, peerSlot_, laneIndex_).
+  Status buildLanes();
   /// Starts, in action order, every action whose predecessors allow it.
   Status startReady(bool* progressed);
   bool canStart(size_t index) const;
+  Lane& laneOf(size_t index);
+  const Lane& laneOf(size_t index) const;
   static bool isTransfer(const Action& a);
   Status start(size_t index);
   Result<uint8_t*> resolve(const Span& span, bool writable) const;
@@ -89,8 +115,11 @@ class ScheduleRunner {
   size_t step_ = 0;
   bool entered_ = false;
   std::vector<transport::Request> requests_;  // one per action of the current step
-  std::vector<uint8_t> started_;
-  size_t unstarted_ = 0;  // actions of the current step not started yet
+  std::vector<uint32_t> waiting_;   // the current step's actions not started yet, in order
+  std::vector<PeerLanes> peers_;    // the current step's peers, the first peersUsed_ of them
+  size_t peersUsed_ = 0;            // (entries past it keep their vectors' capacity)
+  std::vector<int> peerSlot_;       // comm rank -> index into peers_, -1: not in this step
+  std::vector<int32_t> laneIndex_;  // per action: peers_ index * 2 + direction; -1: local
 };
 
 }  // namespace braid::coll
