@@ -56,8 +56,8 @@ struct alignas(kCacheLine) SlotHeader {
   uint32_t fragmentBytes;          // bytes of it here (<= slotBytes; 0 for rendezvous)
   SlotKind kind;
   union {
-    uint64_t sourceAddress;        // kRendezvous
-    uint8_t line[kLineBytes];      // kLine
+    uint64_t sourceAddress;    // kRendezvous
+    uint8_t line[kLineBytes];  // kLine
   };
 };
 static_assert(sizeof(SlotHeader) == kCacheLine, "a header is one cache line");

@@ -75,8 +75,7 @@ class ShmConnector : public Connector {
   Status moveRecvs(bool* moved);
   Status checkSize(const PendingRecv& recv, uint64_t total) const;  // vs the posted size
   // Delivers one fragment of at most `capacity` bytes that lies at `slot`.
-  Status deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot,
-                 size_t capacity);
+  Status deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot, size_t capacity);
   // Reads the next piece of a rendezvous message; *finished once all is read.
   Status readRendezvous(PendingRecv& recv, uint64_t sourceAddress, bool* finished);
 
