@@ -11,6 +11,7 @@
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
 #include "collectives/algorithm.h"
+#include "comm/core_spreading.h"
 #include "comm/flight_signal.h"
 #include "comm/host_identity.h"
 #include "core/log.h"
@@ -31,6 +32,7 @@ constexpr int kSpinIterations = 2000;
 struct SharedSettings {
   uint64_t host = 0;
   uint64_t machine = 0;  // CPU sharing; differs from host only for namespaces and overrides
+  uint64_t process = 0;  // getpid(): ranks that are threads of one process share it
   uint64_t chunkBytes = 0;
   uint64_t shmSlotBytes = 0;
   int32_t shmSlots = 0;
@@ -39,6 +41,21 @@ struct SharedSettings {
   char algorithm[Config::kMaxSpecLength + 1] = {};  // BRAID_ALGO spec
   char protocol[Config::kMaxSpecLength + 1] = {};   // BRAID_PROTO spec
 };
+
+// Ranks on more cores than they have: each rank process takes a core of its
+// own share (core_spreading.h). Ranks that are threads of one process are left alone.
+Status spreadLocalRanks(const std::vector<SharedSettings>& all, int rank) {
+  const SharedSettings& mine = all[rank];
+  int localIndex = 0, localRanks = 0;
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].machine != mine.machine) continue;
+    if (static_cast<int>(r) != rank && all[r].process == mine.process) return Status::ok();
+    if (static_cast<int>(r) < rank) ++localIndex;
+    ++localRanks;
+  }
+  int cpu = -1;
+  return spreadOverCores(localIndex, localRanks, &cpu);
+}
 
 template <size_t N>
 void copyName(char (&out)[N], const std::string& in) {
@@ -77,6 +94,7 @@ Status Comm::agreeOnConfig() {
   SharedSettings& mine = all[rank_];
   BRAID_ASSIGN_OR_RETURN(mine.host, hostIdentity(rank_, nranks_));
   mine.machine = machineIdentity();
+  mine.process = static_cast<uint64_t>(getpid());
   mine.chunkBytes = config_.chunkBytes;
   mine.shmSlotBytes = config_.shmSlotBytes;
   mine.shmSlots = config_.shmSlots;
@@ -116,6 +134,7 @@ Status Comm::agreeOnConfig() {
     int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     config_.spinIterations = localRanks <= cores ? kSpinIterations : 0;
   }
+  BRAID_RETURN_IF_ERROR(spreadLocalRanks(all, rank_));
   // Rank 0's BRAID_ALGO now rules; a name no algorithm has fails here, on every rank.
   Result<SelectionSpec> spec =
       SelectionSpec::parse(config_.algorithm, "BRAID_ALGO", Config::collectiveNames());
