@@ -11,9 +11,10 @@
 // CPUs, so ranks fill cores round-robin and no core gets two more than another.
 //
 // Opt-in, because it is a trade (paired runs on the loaded 2-core VM, 4 ranks,
-// shm, perf/ab with BRAID_BIND=none against spread): 8 B-4 KiB collectives 2-2.9x faster, but 1
-// MiB-128 MiB ones 1.5-17x slower — a pinned rank cannot leave a core that other work has taken,
-// and big transfers need the CPU time more than the placement.
+// shm, perf/ab with BRAID_BIND=none against spread): 8 B to 4 KiB collectives
+// ran 2-2.9x faster, but 1 MiB to 128 MiB ones 1.5-17x slower. A pinned rank
+// cannot leave a core that other work has taken, and big transfers need the
+// CPU time more than the placement.
 //
 // Only when the rank is a process of its own (ranks that are threads of one
 // process share the affinity of whoever calls; pinning one would pin the
