@@ -27,6 +27,8 @@ Schedule buildPairwiseAllToAllv(const CollArgs& args);
 
 Schedule buildDirectGather(const CollArgs& args);
 Schedule buildDirectScatter(const CollArgs& args);
+Schedule buildDirectBroadcast(const CollArgs& args);
+Schedule buildDirectAllGather(const CollArgs& args);
 
 Schedule buildDisseminationBarrier(const CollArgs& args);
 

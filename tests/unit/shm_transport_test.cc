@@ -122,7 +122,9 @@ void exchange(Transport& t, int rank, int from, int to, const std::vector<size_t
 }
 
 TEST(ShmTransport, PingPongVariousSizesAndNoSegmentLeft) {
-  const std::vector<size_t> sizes = {0, 1, 7, 64, 4095, 4096, 4097, 3 * 4096 + 5, (1 << 20) + 3};
+  // 40 and 41 straddle the largest message that travels inside the slot header (kLineBytes).
+  const std::vector<size_t> sizes = {0,  1,    7,    39,   40,           41,
+                                     64, 4095, 4096, 4097, 3 * 4096 + 5, (1 << 20) + 3};
   runThreads(2, [&](int rank, Bootstrap& b) {
     auto t = createShmTransport(b, smallConfig());
     ASSERT_TRUE(t.isOk()) << t.status().message();

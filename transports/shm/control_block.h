@@ -59,7 +59,7 @@ struct ControlBlock {
 void ring(ControlBlock& block);
 
 /// Wakes the owner of `block` only if it sleeps (or is about to). Call after
-/// publishing work (a tail or head store); the fence inside orders that store
+/// publishing work (a slot's sequence or the head); the fence inside orders that store
 /// before the check of `sleepers`.
 void ringIfSleeping(ControlBlock& block);
 

@@ -87,9 +87,7 @@ Status ShmConnector::progress(bool* progressed) {
 }
 
 bool ShmConnector::canProgress() const {
-  if (!recvs_.empty() && inbound_.counters->tail.load(std::memory_order_acquire) != recvHead_) {
-    return true;
-  }
+  if (!recvs_.empty() && published(inbound_, recvHead_)) return true;
   if (sends_.empty() && awaitingReads_.empty()) return false;
   uint64_t head = outbound_.counters->head.load(std::memory_order_acquire);
   if (!awaitingReads_.empty() && head >= awaitingReads_.front().endFragment) return true;
@@ -120,7 +118,7 @@ bool ShmConnector::publishRendezvous(PendingSend& send) {
   header.fragmentBytes = 0;
   header.kind = SlotKind::kRendezvous;
   header.sourceAddress = reinterpret_cast<uint64_t>(send.src);
-  outbound_.counters->tail.store(++sendTail_, std::memory_order_release);
+  publish(header, sendTail_++);
   awaitingReads_.push_back(AwaitedRead{sendTail_, send.req});
   return true;
 }
@@ -141,13 +139,18 @@ bool ShmConnector::moveSends() {
         sendHeadSeen_ = outbound_.counters->head.load(std::memory_order_acquire);
         if (sendTail_ - sendHeadSeen_ == outbound_.nslots) return moved;  // FIFO full
       }
-      size_t n = std::min(outbound_.slotBytes, req->bytes - req->completed);
-      if (n > 0) std::memcpy(outbound_.slot(sendTail_), send.src + req->completed, n);
       SlotHeader& header = outbound_.header(sendTail_);
+      size_t n = std::min(outbound_.slotBytes, req->bytes - req->completed);
+      if (req->bytes <= kLineBytes) {  // data, header and flag in one cache line
+        if (n > 0) std::memcpy(header.line, send.src, n);
+        header.kind = SlotKind::kLine;
+      } else {
+        std::memcpy(outbound_.slot(sendTail_), send.src + req->completed, n);
+        header.kind = SlotKind::kInline;
+      }
       header.messageBytes = req->bytes;
-      header.fragmentBytes = n;
-      header.kind = SlotKind::kInline;
-      outbound_.counters->tail.store(++sendTail_, std::memory_order_release);
+      header.fragmentBytes = static_cast<uint32_t>(n);
+      publish(header, sendTail_++);
       req->completed += n;
       ++send.fragments;
       moved = true;
@@ -162,18 +165,18 @@ Status ShmConnector::moveRecvs(bool* moved) {
   while (!recvs_.empty()) {
     PendingRecv& recv = recvs_.front();
     while (recv.fragments == 0 || recv.req->completed < recv.req->bytes) {
-      if (recvHead_ == recvTailSeen_) {
-        recvTailSeen_ = inbound_.counters->tail.load(std::memory_order_acquire);
-        if (recvHead_ == recvTailSeen_) return Status::ok();  // FIFO empty
-      }
+      if (!published(inbound_, recvHead_)) return Status::ok();  // FIFO empty
       const SlotHeader& header = inbound_.header(recvHead_);
-      if (header.kind == SlotKind::kRendezvous) {
+      const SlotKind kind = header.kind;  // read once: the peer can write this memory
+      if (kind == SlotKind::kRendezvous) {
         bool finished = false;
         BRAID_RETURN_IF_ERROR(readRendezvous(recv, header.sourceAddress, &finished));
         *moved = true;
         if (!finished) return Status::ok();  // the rest on the next call
+      } else if (kind == SlotKind::kLine) {
+        BRAID_RETURN_IF_ERROR(deliver(recv, header, header.line, kLineBytes));
       } else {
-        BRAID_RETURN_IF_ERROR(deliver(recv, header, inbound_.slot(recvHead_)));
+        BRAID_RETURN_IF_ERROR(deliver(recv, header, inbound_.slot(recvHead_), inbound_.slotBytes));
       }
       // Frees the slot and, for a rendezvous, tells the sender its buffer is free.
       inbound_.counters->head.store(++recvHead_, std::memory_order_release);
@@ -197,13 +200,14 @@ Status ShmConnector::checkSize(const PendingRecv& recv, uint64_t total) const {
   return Status::ok();
 }
 
-Status ShmConnector::deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot) {
+Status ShmConnector::deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot,
+                             size_t capacity) {
   Request* req = recv.req;
   // Read each header field once: the slot lies in memory the peer can write.
   const uint64_t total = header.messageBytes;
   const uint64_t n = header.fragmentBytes;
   BRAID_RETURN_IF_ERROR(checkSize(recv, total));
-  if (n > inbound_.slotBytes || n > req->bytes - req->completed || (n == 0 && total != 0)) {
+  if (n > capacity || n > req->bytes - req->completed || (n == 0 && total != 0)) {
     return Status(braidInternalError,
                   "shm: corrupt fragment of " + std::to_string(n) + " bytes from " +
                       rankName(peer_) + " (message of " + std::to_string(total) + " bytes)",

@@ -74,7 +74,8 @@ class ShmConnector : public Connector {
   bool completeReadSends();
   Status moveRecvs(bool* moved);
   Status checkSize(const PendingRecv& recv, uint64_t total) const;  // vs the posted size
-  Status deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot);
+  // Delivers one fragment of at most `capacity` bytes that lies at `slot`.
+  Status deliver(PendingRecv& recv, const SlotHeader& header, const uint8_t* slot, size_t capacity);
   // Reads the next piece of a rendezvous message; *finished once all is read.
   Status readRendezvous(PendingRecv& recv, uint64_t sourceAddress, bool* finished);
 
@@ -93,12 +94,11 @@ class ShmConnector : public Connector {
   std::deque<PendingRecv> recvs_;
   std::deque<AwaitedRead> awaitingReads_;
   std::vector<uint8_t> bounce_;  // rendezvous reduce: peer bytes land here first
-  // Local copies: this side is the only writer of sendTail_ / recvHead_, and the
-  // "seen" values spare a load of the other side's cache line until needed.
+  // This side is the only writer of sendTail_ / recvHead_; sendHeadSeen_ spares a
+  // load of the receiver's cache line until the FIFO looks full.
   uint64_t sendTail_ = 0;
   uint64_t sendHeadSeen_ = 0;
   uint64_t recvHead_ = 0;
-  uint64_t recvTailSeen_ = 0;
   Status error_;  // sticky: after a framing error or abort the stream cannot resync
 };
 
