@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "collectives/device/cuda/device_path_abi.h"
+#include "comm/device_proxy/proxy_registry.h"
 #include "core/device_memory.h"
 
 namespace braid {
@@ -118,7 +119,16 @@ Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist) {
   return Status::ok();
 }
 
+void* deviceLibrarySymbol(const char* name, std::string* why) {
+  const BraidDevicePathV1* api = deviceApi(why);
+  Dl_info info;
+  if (api == nullptr || dladdr(api, &info) == 0 || info.dli_fname == nullptr) return nullptr;
+  void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);  // loaded: no second copy
+  return lib != nullptr ? dlsym(lib, name) : nullptr;
+}
+
 void detachDevice(Comm* comm) {
+  stopDeviceProxy(comm);       // device buffers over the host transports (device_proxy/)
   std::shared_ptr<void> last;  // released outside the lock (it synchronises the device)
   {
     std::lock_guard<std::mutex> lock(bindingsMu);
@@ -131,12 +141,8 @@ void detachDevice(Comm* comm) {
 }
 
 bool onDevicePath(const Op& op) {
-  if (boundComms.load(std::memory_order_acquire) == 0) return false;
-  {
-    std::lock_guard<std::mutex> lock(bindingsMu);
-    if (bindings().empty() || bindings().count(op.comm) == 0) return false;
-  }
-  return isDeviceMemory(op.send) || isDeviceMemory(op.recv);
+  // A device group's kernels, or else the host proxy (device_proxy/), take device buffers.
+  return isDeviceMemory(op.send) || (op.recv != op.send && isDeviceMemory(op.recv));
 }
 
 Status enqueueOnDevice(const Op& op, void* stream) {
@@ -151,10 +157,12 @@ Status enqueueOnDevice(const Op& op, void* stream) {
                         "on the communicator's device");
   }
   std::shared_ptr<void> group;
-  {
+  if (boundComms.load(std::memory_order_acquire) > 0) {
     std::lock_guard<std::mutex> lock(bindingsMu);
-    group = bindings()[op.comm].group;
+    auto it = bindings().find(op.comm);
+    if (it != bindings().end()) group = it->second.group;
   }
+  if (group == nullptr) return enqueueOnProxy(op, stream);  // no device group: host proxy
   const BraidDevicePathV1* api = deviceApi(nullptr);
   const coll::CollArgs args = toCollArgs(op);
   char error[kErrorBytes] = "";

@@ -5,8 +5,9 @@
 // (braidCommInitAll with a devlist), so CPU-only programs never load CUDA. Today one case
 // is served: every rank of braidCommInitAll on the same device (a single GPU hosting a whole
 // communicator); the ranks share one device-memory FIFO group and each call enqueues its
-// rank's kernel on the caller's stream. Anything else with device memory is refused with
-// braidInvalidUsage, as before.
+// rank's kernel on the caller's stream. Device buffers on any other communicator go through
+// its host proxy (comm/device_proxy/): staged in pinned host memory, moved by the host
+// transports, still enqueued on the caller's stream.
 #pragma once
 
 #include <string>
@@ -29,11 +30,15 @@ bool deviceListSupported(const int* devlist, int ndev, std::string* why);
 /// Binds the ranks of one braidCommInitAll to a shared device group on devlist[0].
 Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist);
 
-/// Forgets `comm`'s device binding (call before deleting it). No-op for host comms.
+/// `name` from libbraid_cuda.so (loading it if needed), or null and *why.
+void* deviceLibrarySymbol(const char* name, std::string* why);
+
+/// Forgets `comm`'s device binding and stops its proxy (call before deleting it). No-op
+/// for host comms.
 void detachDevice(Comm* comm);
 
-/// True when `op` names device memory on a communicator bound to a device group: it then
-/// skips the host-only checks and runs through enqueueOnDevice.
+/// True when `op` names device memory: it then skips the host-only checks and runs through
+/// enqueueOnDevice (the communicator's device group, or else its host proxy).
 bool onDevicePath(const Op& op);
 
 /// Enqueues `op` (validated) on `stream` (a cudaStream_t) and returns.

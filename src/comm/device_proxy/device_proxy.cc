@@ -1,0 +1,186 @@
+#include "comm/device_proxy/device_proxy.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "comm/comm.h"
+#include "comm/group.h"
+
+namespace braid {
+namespace {
+
+constexpr size_t kFlagBytes = 64;       // one cache line of its own
+constexpr size_t kPartAlignment = 256;  // keeps the receive part's copy aligned
+constexpr int kSpinPolls = 2000;        // yields before the proxy starts to sleep
+constexpr auto kPollSleep = std::chrono::microseconds(50);
+
+// Where the send and receive parts of one op live in its slab.
+struct SlabLayout {
+  size_t sendOffset = 0;
+  size_t recvOffset = 0;
+  size_t bytes = 0;
+};
+
+// Overlapping buffers (the in-place forms) share one region so the staged op aliases as the
+// application's did; separate buffers get separate parts.
+SlabLayout layoutFor(const Op& op, BufferBytes bytes) {
+  SlabLayout layout;
+  const auto send = reinterpret_cast<uintptr_t>(op.send);
+  const auto recv = reinterpret_cast<uintptr_t>(op.recv);
+  const bool overlap =
+      bytes.send > 0 && bytes.recv > 0 && send < recv + bytes.recv && recv < send + bytes.send;
+  if (overlap) {
+    const uintptr_t low = std::min(send, recv);
+    layout.sendOffset = send - low;
+    layout.recvOffset = recv - low;
+    layout.bytes = std::max(send + bytes.send, recv + bytes.recv) - low;
+    return layout;
+  }
+  layout.recvOffset = (bytes.send + kPartAlignment - 1) / kPartAlignment * kPartAlignment;
+  layout.bytes = layout.recvOffset + bytes.recv;
+  return layout;
+}
+
+Status enqueueError(const Op& op, const Status& s) {
+  return s.withContext(std::string(op.apiName) + " (device buffers through the host proxy)");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceProxy>> DeviceProxy::create(Comm* comm,
+                                                         std::shared_ptr<StreamOps> ops) {
+  std::unique_ptr<DeviceProxy> proxy(new DeviceProxy(comm, std::move(ops)));
+  BRAID_ASSIGN_OR_RETURN(void* flag, proxy->ops_->allocHost(kFlagBytes));
+  proxy->flag_ = static_cast<uint32_t*>(flag);
+  std::atomic_ref<uint32_t>(*proxy->flag_).store(0, std::memory_order_release);
+  proxy->thread_ = std::thread([p = proxy.get()] { p->loop(); });
+  return proxy;
+}
+
+DeviceProxy::DeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops)
+    : comm_(comm), ops_(std::move(ops)), pool_(ops_.get()) {}
+
+DeviceProxy::~DeviceProxy() { shutdown(); }
+
+Status DeviceProxy::enqueue(const Op& op, void* stream) {
+  std::lock_guard<std::mutex> order(enqueueMu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return invalidUsage(std::string(op.apiName) + ": the communicator is closing");
+  }
+  Pending p{op, 0, nullptr, Status::ok()};
+  Status s = enqueueStreamWork(op, stream, &p);
+  if (!s.isOk()) comm_->fail(enqueueError(op, s));  // the peers must not wait for this rank
+  if (p.sequence != 0) {  // the stream waits on this number: the proxy must publish it
+    if (!s.isOk()) p.failed = enqueueError(op, s);
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(p));
+    cv_.notify_all();
+  }
+  return s.isOk() ? s : enqueueError(op, s);
+}
+
+Status DeviceProxy::enqueueStreamWork(const Op& op, void* stream, Pending* p) {
+  const BufferBytes bytes = bufferBytes(op);
+  const SlabLayout layout = layoutFor(op, bytes);
+  BRAID_ASSIGN_OR_RETURN(p->slab, pool_.acquire(layout.bytes));
+  uint8_t* send = p->slab->host + layout.sendOffset;
+  uint8_t* recv = p->slab->host + layout.recvOffset;
+  if (op.send != nullptr) p->op.send = send;
+  if (op.recv != nullptr) p->op.recv = recv;
+  if (bytes.send > 0) {
+    BRAID_RETURN_IF_ERROR(
+        ops_->copyAsync(send, op.send, bytes.send, StreamOps::Direction::kToHost, stream));
+  }
+  BRAID_RETURN_IF_ERROR(ops_->recordEvent(p->slab->ready, stream));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    p->sequence = ++enqueued_;
+    if (p->sequence == 0) p->sequence = ++enqueued_;  // 0 means "none" (after 2^32 ops)
+  }
+  BRAID_RETURN_IF_ERROR(ops_->streamWaitFlag(stream, flag_, p->sequence));
+  if (bytes.recv > 0) {
+    BRAID_RETURN_IF_ERROR(
+        ops_->copyAsync(op.recv, recv, bytes.recv, StreamOps::Direction::kToDevice, stream));
+  }
+  return ops_->recordEvent(p->slab->done, stream);
+}
+
+void DeviceProxy::loop() {
+  while (true) {
+    Pending p;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;
+      p = queue_.front();
+    }
+    Status s = p.failed.isOk() ? runOne(p) : p.failed;
+    if (!s.isOk()) comm_->fail(s);  // no-op when the host path already failed it
+    publish(p.sequence);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.pop_front();
+    }
+    cv_.notify_all();
+  }
+}
+
+Status DeviceProxy::runOne(const Pending& p) {
+  BRAID_RETURN_IF_ERROR(waitReady(p.slab->ready));
+  BRAID_RETURN_IF_ERROR(comm_->health());
+  if (comm_->abortRequested()) {
+    return Status(braidRemoteError,
+                  std::string(p.op.apiName) + ": braidCommAbort was called before the op ran");
+  }
+  return submit(p.op);  // the proxy thread is never inside a group: runs now
+}
+
+Status DeviceProxy::waitReady(StreamOps::Event ready) {
+  for (int polls = 0;; ++polls) {
+    BRAID_ASSIGN_OR_RETURN(StreamOps::EventState state, ops_->queryEvent(ready));
+    if (state == StreamOps::EventState::kDone) return Status::ok();
+    if (comm_->abortRequested()) {
+      return Status(braidRemoteError,
+                    "braidCommAbort was called while an op waited for its stream");
+    }
+    if (polls < kSpinPolls) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(kPollSleep);
+    }
+  }
+}
+
+void DeviceProxy::publish(uint32_t sequence) {
+  std::atomic_ref<uint32_t>(*flag_).store(sequence, std::memory_order_release);
+}
+
+void DeviceProxy::waitIdle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return queue_.empty(); });
+}
+
+uint32_t DeviceProxy::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<uint32_t>(queue_.size());
+}
+
+void DeviceProxy::shutdown() {
+  std::lock_guard<std::mutex> order(enqueueMu_);
+  if (shutDown_) return;
+  shutDown_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  pool_.release();  // waits for the streams' copies back: every flag value is published
+  if (flag_ != nullptr) ops_->freeHost(flag_);
+  flag_ = nullptr;
+}
+
+}  // namespace braid
