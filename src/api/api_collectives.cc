@@ -4,7 +4,6 @@
 
 #include "api/guard.h"
 #include "comm/device_path.h"
-#include "comm/device_proxy/proxy_registry.h"
 #include "comm/group.h"
 #include "comm/op.h"
 
@@ -32,7 +31,6 @@ braidResult_t enqueue(Op op, braidComm_t comm, braidStream_t stream) {
     BRAID_RETURN_IF_ERROR(braid::validate(op));
     BRAID_RETURN_IF_ERROR(op.comm->health());
     if (onDevice) return braid::enqueueOnDevice(op, stream);
-    braid::waitForDeviceProxy(op.comm);  // device ops queued before run first, alone
     return braid::submit(std::move(op));
   });
 }

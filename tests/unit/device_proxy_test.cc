@@ -192,6 +192,57 @@ INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyData,
                                   std::to_string(std::get<1>(info.param)) + "ranks";
                          });
 
+TEST(DeviceProxyOrder, HostCallsWaitForTheQueuedDeviceCalls) {
+  spawn(
+      2,
+      [](braidComm_t comm, int rank) {
+        auto ops = std::make_shared<FakeStreamOps>();
+        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops).isOk());
+        FakeStream stream;
+        const size_t count = 3000;
+        std::vector<int32_t> a = inputs(rank, count, 1), b = inputs(rank, count, 2);
+        std::vector<int32_t> c = inputs(rank, count, 3), h = inputs(rank, count, 4);
+        std::vector<int32_t> g = inputs(rank, count, 5);
+        auto device = [&](std::vector<int32_t>& v) {
+          EXPECT_TRUE(enqueueDevice(collectiveOp(comm, CollKind::kAllReduce, "allreduce", v.data(),
+                                                 v.data(), count),
+                                    stream)
+                          .isOk());
+        };
+        auto host = [&](std::vector<int32_t>& v) {
+          return braidAllReduce(v.data(), v.data(), count, braidInt32, braidSum, comm, nullptr);
+        };
+        // The stream is held while the host call starts: it can only return once the gate
+        // opens and the proxy has finished the device call queued before it.
+        stream.closeGate();
+        device(a);
+        std::thread opener([&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(30));
+          stream.open();
+        });
+        EXPECT_EQ(host(h), braidSuccess) << braidGetLastError(comm);
+        EXPECT_EQ(pendingDeviceCalls(toComm(comm)), 0u) << "rank " << rank;
+        opener.join();
+        // In a group the host call runs at braidGroupEnd, which waits the same way.
+        EXPECT_EQ(braidGroupStart(), braidSuccess);
+        EXPECT_EQ(host(g), braidSuccess);
+        device(b);
+        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+        EXPECT_EQ(pendingDeviceCalls(toComm(comm)), 0u) << "rank " << rank;
+        device(c);
+        EXPECT_EQ(braidCommFinalize(comm), braidSuccess);  // finishes the queued device call
+        EXPECT_EQ(pendingDeviceCalls(toComm(comm)), 0u) << "rank " << rank;
+        EXPECT_TRUE(stream.synchronize().isOk());
+        int salt = 1;
+        for (auto* v : {&a, &b, &c, &h, &g}) {
+          EXPECT_EQ(mismatches(*v, [&](size_t i) { return sumOverRanks(2, i, salt); }), "")
+              << "rank " << rank << " salt " << salt;
+          ++salt;
+        }
+      },
+      SpawnOptions::withTransport("shm", kTimeoutSeconds));
+}
+
 // Every rank: the calls end, the stream is released, the error is sticky and comes back
 // from the next call. `expectStreamError`: this rank's own stream failed.
 void expectFailedEverywhere(braidComm_t comm, int rank, FakeStream& stream,

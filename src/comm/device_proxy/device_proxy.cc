@@ -6,7 +6,8 @@
 #include <string>
 
 #include "comm/comm.h"
-#include "comm/group.h"
+#include "comm/direct_collective.h"
+#include "comm/engine.h"
 
 namespace braid {
 namespace {
@@ -135,7 +136,9 @@ Status DeviceProxy::runOne(const Pending& p) {
     return Status(braidRemoteError,
                   std::string(p.op.apiName) + ": braidCommAbort was called before the op ran");
   }
-  return submit(p.op);  // the proxy thread is never inside a group: runs now
+  // The host paths themselves (submit() would wait for this very proxy to be idle).
+  if (p.op.kind == OpKind::kCollective) return runCollectiveDirect(p.op);
+  return runOps({&p.op, 1});
 }
 
 Status DeviceProxy::waitReady(StreamOps::Event ready) {

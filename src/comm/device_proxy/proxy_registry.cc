@@ -70,6 +70,12 @@ void waitForDeviceProxy(Comm* comm) {
   if (proxy != nullptr) proxy->waitIdle();
 }
 
+uint32_t pendingDeviceCalls(Comm* comm) {
+  std::lock_guard<std::mutex> lock(proxiesMu);
+  DeviceProxy* proxy = find(comm);
+  return proxy != nullptr ? proxy->pending() : 0;
+}
+
 void stopDeviceProxy(Comm* comm) {
   if (liveProxies.load(std::memory_order_acquire) == 0) return;
   std::unique_ptr<DeviceProxy> stopping;

@@ -6,6 +6,7 @@
 // load per host call.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "comm/device_proxy/stream_ops.h"
@@ -27,6 +28,10 @@ Status enqueueOnProxy(const Op& op, void* stream);
 /// Waits until `comm`'s proxy (if any) has finished the ops queued before: a host call
 /// must not share the transport with the proxy thread, and runs after them in call order.
 void waitForDeviceProxy(Comm* comm);
+
+/// Device calls on `comm` the proxy has not finished (0 without a proxy); for tests and
+/// diagnostics.
+uint32_t pendingDeviceCalls(Comm* comm);
 
 /// Finishes `comm`'s queued device ops (or fails them fast once braidCommAbort was called),
 /// stops its proxy and frees its staging memory. Call before deleting `comm`; no-op without.
