@@ -1,9 +1,12 @@
 // The device proxy (src/comm/device_proxy/) on a CPU fake of CUDA streams
 // (tests/support/fake_stream_ops.h), over the real shm and socket transports with 2-4 ranks:
 // calls return before the stream moves any data; queued collectives (in place and out of
-// place, on two streams, one feeding the next) match a reference computed here; a stream
+// place, on two streams, one feeding the next, whole and cut into pipelined pieces) match a
+// reference computed here; a stream
 // failure or a failed host collective fails every rank — async error and next call — and
 // releases every stream; destroy runs the ops still queued; abort releases the streams.
+#include "comm/device_proxy/device_proxy.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -28,6 +31,9 @@ using coll::CollKind;
 using Clock = std::chrono::steady_clock;
 
 constexpr int32_t kPoison = -7;
+// Cuts the larger calls below into 1024-element pieces (the proxy pipelines them).
+constexpr size_t kSmallPieces = 4096;
+constexpr size_t kWholeCalls = DeviceProxy::kDefaultPieceBytes;
 // A failure must reach every rank through the transport's abort, long before BRAID_TIMEOUT.
 constexpr int kTimeoutSeconds = 60;
 constexpr double kFailsWithinSeconds = 30;
@@ -87,17 +93,17 @@ std::string mismatches(const std::vector<int32_t>& got, Want want) {
   return bad == 0 ? "" : std::to_string(bad) + " wrong, first " + first;
 }
 
-class DeviceProxyData : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+class DeviceProxyData : public ::testing::TestWithParam<std::tuple<std::string, int, size_t>> {};
 
 TEST_P(DeviceProxyData, QueuedCollectivesMatchTheReference) {
-  const auto [transport, nranks] = GetParam();
+  const auto [transport, nranks, pieceBytes] = GetParam();
   spawn(
       nranks,
-      [n = nranks](braidComm_t comm, int rank) {
+      [n = nranks, pieceBytes = pieceBytes](braidComm_t comm, int rank) {
         const size_t count = 4999;  // odd: chunks and rank blocks do not divide it
         const size_t block = 1531;
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops).isOk());
+        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, pieceBytes).isOk());
         FakeStream first, second;
         // The "device" buffers: only stream work touches them once the calls are queued.
         std::vector<int32_t> sumIn = inputs(rank, count, 1), sumOut(count, kPoison);
@@ -186,10 +192,12 @@ TEST_P(DeviceProxyData, QueuedCollectivesMatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyData,
                          ::testing::Combine(::testing::Values("shm", "socket"),
-                                            ::testing::Values(2, 3, 4)),
+                                            ::testing::Values(2, 3, 4),
+                                            ::testing::Values(kWholeCalls, kSmallPieces)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" +
-                                  std::to_string(std::get<1>(info.param)) + "ranks";
+                                  std::to_string(std::get<1>(info.param)) + "ranks_" +
+                                  (std::get<2>(info.param) == kWholeCalls ? "whole" : "pieces");
                          });
 
 TEST(DeviceProxyOrder, HostCallsWaitForTheQueuedDeviceCalls) {
@@ -197,7 +205,7 @@ TEST(DeviceProxyOrder, HostCallsWaitForTheQueuedDeviceCalls) {
       2,
       [](braidComm_t comm, int rank) {
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops).isOk());
+        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
         FakeStream stream;
         const size_t count = 3000;
         std::vector<int32_t> a = inputs(rank, count, 1), b = inputs(rank, count, 2);
@@ -266,8 +274,9 @@ TEST(DeviceProxyFaults, AStreamFailureFailsEveryRank) {
       [](braidComm_t comm, int rank) {
         const size_t count = 3000;
         auto ops = std::make_shared<FakeStreamOps>();
-        if (rank == 1) ops->failCopyToHost(2);  // the second call's copy to the host
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops).isOk());
+        // The second call's first copy to the host (the first call is 3 pieces).
+        if (rank == 1) ops->failCopyToHost(4);
+        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
         FakeStream stream;
         std::vector<std::vector<int32_t>> in, out;
         for (int c = 0; c < 4; ++c) {
@@ -303,7 +312,7 @@ TEST(DeviceProxyFaults, AFailedHostCollectiveFailsEveryRank) {
       2,
       [](braidComm_t comm, int rank) {
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops).isOk());
+        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
         FakeStream stream;
         const size_t count = 2000 + rank;
         std::vector<int32_t> a = inputs(rank, count, 1), b = inputs(rank, 2000, 2);
@@ -327,7 +336,7 @@ TEST(DeviceProxyLifetime, DestroyRunsTheQueuedCalls) {
   for (int rank = 0; rank < 2; ++rank) {
     ranks.emplace_back([&, rank] {
       auto ops = std::make_shared<FakeStreamOps>();
-      ASSERT_TRUE(attachDeviceProxy(toComm(comms[rank]), ops).isOk());
+      ASSERT_TRUE(attachDeviceProxy(toComm(comms[rank]), ops, kSmallPieces).isOk());
       FakeStream stream;
       const size_t count = 10000;
       std::vector<std::vector<int32_t>> bufs;
@@ -363,7 +372,7 @@ TEST(DeviceProxyLifetime, AbortReleasesTheStream) {
   ASSERT_EQ(comms.size(), 2u);
   const auto start = Clock::now();
   auto ops = std::make_shared<FakeStreamOps>();
-  ASSERT_TRUE(attachDeviceProxy(toComm(comms[0]), ops).isOk());
+  ASSERT_TRUE(attachDeviceProxy(toComm(comms[0]), ops, kSmallPieces).isOk());
   FakeStream stream;
   std::vector<int32_t> a = inputs(0, 1000, 1), b = inputs(0, 1000, 2);
   // Rank 1 never joins: the first call waits in the host collective, the second behind it.

@@ -4,8 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "comm/comm.h"
+#include "comm/device_proxy/pipeline_pieces.h"
 #include "comm/direct_collective.h"
 #include "comm/engine.h"
 
@@ -50,9 +52,9 @@ Status enqueueError(const Op& op, const Status& s) {
 
 }  // namespace
 
-Result<std::unique_ptr<DeviceProxy>> DeviceProxy::create(Comm* comm,
-                                                         std::shared_ptr<StreamOps> ops) {
-  std::unique_ptr<DeviceProxy> proxy(new DeviceProxy(comm, std::move(ops)));
+Result<std::unique_ptr<DeviceProxy>> DeviceProxy::create(Comm* comm, std::shared_ptr<StreamOps> ops,
+                                                         size_t pieceBytes) {
+  std::unique_ptr<DeviceProxy> proxy(new DeviceProxy(comm, std::move(ops), pieceBytes));
   BRAID_ASSIGN_OR_RETURN(void* flag, proxy->ops_->allocHost(kFlagBytes));
   proxy->flag_ = static_cast<uint32_t*>(flag);
   std::atomic_ref<uint32_t>(*proxy->flag_).store(0, std::memory_order_release);
@@ -60,8 +62,8 @@ Result<std::unique_ptr<DeviceProxy>> DeviceProxy::create(Comm* comm,
   return proxy;
 }
 
-DeviceProxy::DeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops)
-    : comm_(comm), ops_(std::move(ops)), pool_(ops_.get()) {}
+DeviceProxy::DeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes)
+    : comm_(comm), ops_(std::move(ops)), pieceBytes_(pieceBytes), pool_(ops_.get()) {}
 
 DeviceProxy::~DeviceProxy() { shutdown(); }
 
@@ -71,42 +73,59 @@ Status DeviceProxy::enqueue(const Op& op, void* stream) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return invalidUsage(std::string(op.apiName) + ": the communicator is closing");
   }
-  Pending p{op, 0, nullptr, Status::ok()};
-  Status s = enqueueStreamWork(op, stream, &p);
-  if (!s.isOk()) comm_->fail(enqueueError(op, s));  // the peers must not wait for this rank
-  if (p.sequence != 0) {  // the stream waits on this number: the proxy must publish it
-    if (!s.isOk()) p.failed = enqueueError(op, s);
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(p));
-    cv_.notify_all();
+  // Every piece's copy out first, then each piece's wait and copy back: the stream copies
+  // ahead while the proxy thread runs the piece before (pipeline_pieces.h).
+  const std::vector<Op> pieces = pipelinePieces(op, pieceBytes_);
+  std::vector<Pending> staged(pieces.size());
+  Status s;
+  for (size_t i = 0; i < pieces.size() && s.isOk(); ++i) {
+    staged[i].op = pieces[i];
+    s = stageIn(pieces[i], stream, &staged[i]);
   }
-  return s.isOk() ? s : enqueueError(op, s);
+  for (size_t i = 0; i < pieces.size() && s.isOk(); ++i) s = stageOut(pieces[i], stream, staged[i]);
+  if (!s.isOk()) {
+    s = enqueueError(op, s);
+    comm_->fail(s);  // the peers must not wait for this rank
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Pending& p : staged) {
+    if (p.sequence == 0) continue;  // never numbered: no stream waits for it
+    if (!s.isOk()) p.failed = s;    // published without running
+    queue_.push_back(std::move(p));
+  }
+  cv_.notify_all();
+  return s;
 }
 
-Status DeviceProxy::enqueueStreamWork(const Op& op, void* stream, Pending* p) {
-  const BufferBytes bytes = bufferBytes(op);
-  const SlabLayout layout = layoutFor(op, bytes);
+Status DeviceProxy::stageIn(const Op& piece, void* stream, Pending* p) {
+  const BufferBytes bytes = bufferBytes(piece);
+  const SlabLayout layout = layoutFor(piece, bytes);
   BRAID_ASSIGN_OR_RETURN(p->slab, pool_.acquire(layout.bytes));
   uint8_t* send = p->slab->host + layout.sendOffset;
-  uint8_t* recv = p->slab->host + layout.recvOffset;
-  if (op.send != nullptr) p->op.send = send;
-  if (op.recv != nullptr) p->op.recv = recv;
+  if (piece.send != nullptr) p->op.send = send;
+  if (piece.recv != nullptr) p->op.recv = p->slab->host + layout.recvOffset;
   if (bytes.send > 0) {
     BRAID_RETURN_IF_ERROR(
-        ops_->copyAsync(send, op.send, bytes.send, StreamOps::Direction::kToHost, stream));
+        ops_->copyAsync(send, piece.send, bytes.send, StreamOps::Direction::kToHost, stream));
   }
   BRAID_RETURN_IF_ERROR(ops_->recordEvent(p->slab->ready, stream));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    p->sequence = ++enqueued_;
-    if (p->sequence == 0) p->sequence = ++enqueued_;  // 0 means "none" (after 2^32 ops)
-  }
-  BRAID_RETURN_IF_ERROR(ops_->streamWaitFlag(stream, flag_, p->sequence));
+  std::lock_guard<std::mutex> lock(mu_);
+  p->sequence = ++enqueued_;
+  if (p->sequence == 0) p->sequence = ++enqueued_;  // 0 means "none" (after 2^32 calls)
+  return Status::ok();
+}
+
+Status DeviceProxy::stageOut(const Op& piece, void* stream, const Pending& p) {
+  const BufferBytes bytes = bufferBytes(piece);
+  const SlabLayout layout = layoutFor(piece, bytes);
+  BRAID_RETURN_IF_ERROR(ops_->streamWaitFlag(stream, flag_, p.sequence));
   if (bytes.recv > 0) {
-    BRAID_RETURN_IF_ERROR(
-        ops_->copyAsync(op.recv, recv, bytes.recv, StreamOps::Direction::kToDevice, stream));
+    BRAID_RETURN_IF_ERROR(ops_->copyAsync(piece.recv, p.slab->host + layout.recvOffset, bytes.recv,
+                                          StreamOps::Direction::kToDevice, stream));
   }
-  return ops_->recordEvent(p->slab->done, stream);
+  BRAID_RETURN_IF_ERROR(ops_->recordEvent(p.slab->done, stream));
+  StagingPool::markRecorded(p.slab);
+  return Status::ok();
 }
 
 void DeviceProxy::loop() {

@@ -17,6 +17,9 @@
 // marks the communicator failed, which tells every peer: later ops on it fail fast and the
 // error surfaces on the next call and through braidCommGetAsyncError on every rank.
 //
+// Large all-reduce, reduce and broadcast calls are cut into pieces queued as consecutive
+// calls, so copies overlap the host collective (pipeline_pieces.h).
+//
 // In place: when the send buffer lies inside the receive buffer (or is it), the slab
 // mirrors the receive buffer and the send part sits at its offset, so the host collective
 // sees the same aliasing the application passed.
@@ -40,8 +43,14 @@ class Comm;
 
 class DeviceProxy {
  public:
+  /// Large elementwise calls are cut into pieces of this size and pipelined: the stream's
+  /// copies (about 25 GB/s each way over PCIe 4/5) overlap the host collective of the
+  /// piece before; 4 MiB copies in about 0.2 ms, long enough to hide per-piece overheads.
+  static constexpr size_t kDefaultPieceBytes = size_t{4} << 20;
+
   /// A proxy for `comm` (which must outlive it) using `ops`; starts its thread.
-  static Result<std::unique_ptr<DeviceProxy>> create(Comm* comm, std::shared_ptr<StreamOps> ops);
+  static Result<std::unique_ptr<DeviceProxy>> create(Comm* comm, std::shared_ptr<StreamOps> ops,
+                                                     size_t pieceBytes = kDefaultPieceBytes);
   ~DeviceProxy();  // shutdown()
   DeviceProxy(const DeviceProxy&) = delete;
   DeviceProxy& operator=(const DeviceProxy&) = delete;
@@ -69,8 +78,11 @@ class DeviceProxy {
     Status failed;  // set when its enqueue failed half way: published without running
   };
 
-  DeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops);
-  Status enqueueStreamWork(const Op& op, void* stream, Pending* pending);
+  DeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes);
+  // Phase 1 of one piece: slab, copy out, `ready`, sequence number.
+  Status stageIn(const Op& piece, void* stream, Pending* p);
+  // Phase 3 of one piece: wait for its number, copy back, `done`.
+  Status stageOut(const Op& piece, void* stream, const Pending& p);
   void loop();
   Status runOne(const Pending& p);
   Status waitReady(StreamOps::Event ready);
@@ -78,6 +90,7 @@ class DeviceProxy {
 
   Comm* const comm_;
   const std::shared_ptr<StreamOps> ops_;
+  const size_t pieceBytes_;
   StagingPool pool_;
   uint32_t* flag_ = nullptr;  // pinned, device-visible; written by the proxy thread only
 

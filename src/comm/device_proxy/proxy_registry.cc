@@ -25,9 +25,9 @@ DeviceProxy* find(const Comm* comm) {
 }
 
 // Creates and registers `comm`'s proxy; the caller holds proxiesMu.
-Result<DeviceProxy*> attachLocked(Comm* comm, std::shared_ptr<StreamOps> ops) {
+Result<DeviceProxy*> attachLocked(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<DeviceProxy> created,
-                         DeviceProxy::create(comm, std::move(ops)));
+                         DeviceProxy::create(comm, std::move(ops), pieceBytes));
   DeviceProxy* proxy = created.get();
   proxies()[comm] = std::move(created);
   liveProxies.fetch_add(1, std::memory_order_release);
@@ -36,10 +36,10 @@ Result<DeviceProxy*> attachLocked(Comm* comm, std::shared_ptr<StreamOps> ops) {
 
 }  // namespace
 
-Status attachDeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops) {
+Status attachDeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes) {
   std::lock_guard<std::mutex> lock(proxiesMu);
   if (find(comm) != nullptr) return invalidUsage("the communicator already has a device proxy");
-  return attachLocked(comm, std::move(ops)).status();
+  return attachLocked(comm, std::move(ops), pieceBytes).status();
 }
 
 Status enqueueOnProxy(const Op& op, void* stream) {
@@ -53,7 +53,8 @@ Status enqueueOnProxy(const Op& op, void* stream) {
         return invalidUsage(std::string(op.apiName) + ": a buffer is CUDA device memory, but " +
                             ops.status().message());
       }
-      BRAID_ASSIGN_OR_RETURN(proxy, attachLocked(op.comm, std::move(*ops)));
+      BRAID_ASSIGN_OR_RETURN(
+          proxy, attachLocked(op.comm, std::move(*ops), DeviceProxy::kDefaultPieceBytes));
     }
   }
   // A communicator is used by one thread at a time, so nothing stops the proxy meanwhile.

@@ -18,8 +18,8 @@ namespace braid {
 class Comm;
 
 /// Gives `comm` a proxy on `ops` now, instead of CUDA's on first use (tests run the proxy
-/// on a CPU fake this way). An error if `comm` already has one.
-Status attachDeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops);
+/// on a CPU fake this way, with small pieces). An error if `comm` already has one.
+Status attachDeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes);
 
 /// Enqueues the validated collective `op` (device buffers) on `stream` through its
 /// communicator's proxy, creating the proxy on first use.

@@ -18,7 +18,7 @@ StagingPool::~StagingPool() { release(); }
 
 void StagingPool::reclaim() {
   for (auto& slab : slabs_) {
-    if (!slab->busy) continue;
+    if (!slab->busy || !slab->doneRecorded) continue;  // in use, or its op failed half way
     Result<StreamOps::EventState> state = ops_->queryEvent(slab->done);
     // A failed stream never runs the copy back: the slab is as free as it will get, and the
     // error reaches the application through the op that owned it.
@@ -56,12 +56,13 @@ Result<StagingSlab*> StagingPool::acquire(size_t bytes) {
     best = slabs_.back().get();
   }
   best->busy = true;
+  best->doneRecorded = false;
   return best;
 }
 
 void StagingPool::release() {
   for (auto& slab : slabs_) {
-    while (slab->busy) {
+    while (slab->busy && slab->doneRecorded) {
       Result<StreamOps::EventState> state = ops_->queryEvent(slab->done);
       if (!state.isOk() || *state == StreamOps::EventState::kDone) break;
       std::this_thread::yield();

@@ -3,10 +3,12 @@
 // Each op queued on the proxy takes one slab: its send part is copied there from the device,
 // the host collective runs on it, and its receive part is copied back. A slab is busy from
 // the moment an op takes it until the stream has passed the op's `done` event (the copy back
-// has finished); only then may another op write it. Pinned allocations are slow (they map
-// and lock pages), so slabs are kept and reused, best fit first, sizes rounded up to a power
-// of two so ops of similar size share them. The pool grows to the number of ops in flight;
-// shutdown waits for every slab's last copy before freeing it.
+// has finished); only then may another op write it. Until the op has recorded `done`
+// (markRecorded), the event still describes the slab's previous use — or none, which CUDA
+// reports as passed — so such a slab is never taken back early. Pinned allocations are slow (they
+// map and lock pages), so slabs are kept and reused, best fit first, sizes rounded up to a power of
+// two so ops of similar size share them. The pool grows to the number of ops in flight; shutdown
+// waits for every slab's last copy before freeing it.
 //
 // Used from the application's thread only (the proxy thread reads slab memory but never
 // takes or returns slabs).
@@ -27,6 +29,7 @@ struct StagingSlab {
   StreamOps::Event ready = nullptr;  // recorded after the copy to the host
   StreamOps::Event done = nullptr;   // recorded after the copy back to the device
   bool busy = false;                 // taken, and `done` not yet seen passed
+  bool doneRecorded = false;         // this use's `done` is on the stream (markRecorded)
 };
 
 class StagingPool {
@@ -38,7 +41,9 @@ class StagingPool {
 
   /// A slab of at least `bytes` that no stream work still uses, marked busy.
   Result<StagingSlab*> acquire(size_t bytes);
-  /// Waits until the stream has passed every busy slab's `done` event (a stream error ends
+  /// The op using `slab` has recorded its `done` event: from now on that event frees it.
+  static void markRecorded(StagingSlab* slab) { slab->doneRecorded = true; }
+  /// Waits until the stream has passed every busy slab's recorded `done` event (a stream error ends
   /// the wait: the copies will not run), then frees all memory and events.
   void release();
 
