@@ -71,6 +71,8 @@ class FakeStreamOps final : public StreamOps {
   Status recordEvent(Event event, void* stream) override;
   Result<EventState> queryEvent(Event event) override;
   Status streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value) override;
+  Result<int> currentDevice() override { return 0; }  // one fake device
+  Status useDevice(int) override { return Status::ok(); }
 
  private:
   std::atomic<int> copiesToHost_{0};

@@ -25,6 +25,10 @@ struct BraidStreamOpsV1 {
   /// The stream waits until (int32_t)(*flag - value) >= 0; `flag` is allocHost memory.
   int (*streamWaitFlag)(void* stream, const uint32_t* flag, uint32_t value, char* error,
                         size_t errorBytes);
+  /// The calling thread's current device; and making `device` the calling thread's (the
+  /// proxy thread's queries then use the application's context, not a new one on GPU 0).
+  int (*currentDevice)(int* device, char* error, size_t errorBytes);
+  int (*useDevice)(int device, char* error, size_t errorBytes);
 };
 
 /// Exported by libbraid_cuda.so.

@@ -123,9 +123,20 @@ int streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value, char* err
   return e == cudaSuccess ? 0 : fail("launching the proxy's wait kernel", e, error, errorBytes);
 }
 
+int currentDevice(int* device, char* error, size_t errorBytes) {
+  cudaError_t e = cudaGetDevice(device);
+  return e == cudaSuccess ? 0 : fail("cudaGetDevice", e, error, errorBytes);
+}
+
+int useDevice(int device, char* error, size_t errorBytes) {
+  cudaError_t e = cudaSetDevice(device);
+  return e == cudaSuccess ? 0 : fail("cudaSetDevice on the proxy thread", e, error, errorBytes);
+}
+
 const BraidStreamOpsV1 kStreamOps{
-    1,          &allocHost,   &freeHost,   &createEvent,   &destroyEvent,
-    &copyAsync, &recordEvent, &queryEvent, &streamWaitFlag};
+    1,          &allocHost,   &freeHost,   &createEvent,    &destroyEvent,
+    &copyAsync, &recordEvent, &queryEvent, &streamWaitFlag, &currentDevice,
+    &useDevice};
 
 }  // namespace
 

@@ -67,6 +67,19 @@ class CudaStreamOps final : public StreamOps {
     return Status::ok();
   }
 
+  Result<int> currentDevice() override {
+    char error[kErrorBytes] = "";
+    int device = -1;
+    if (api_->currentDevice(&device, error, sizeof(error)) != 0) return failure(error);
+    return device;
+  }
+
+  Status useDevice(int device) override {
+    char error[kErrorBytes] = "";
+    if (api_->useDevice(device, error, sizeof(error)) != 0) return failure(error);
+    return Status::ok();
+  }
+
  private:
   static Status failure(const char* error) { return internalError(std::string("CUDA: ") + error); }
 

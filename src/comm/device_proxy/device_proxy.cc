@@ -55,10 +55,11 @@ Status enqueueError(const Op& op, const Status& s) {
 Result<std::unique_ptr<DeviceProxy>> DeviceProxy::create(Comm* comm, std::shared_ptr<StreamOps> ops,
                                                          size_t pieceBytes) {
   std::unique_ptr<DeviceProxy> proxy(new DeviceProxy(comm, std::move(ops), pieceBytes));
+  BRAID_ASSIGN_OR_RETURN(const int device, proxy->ops_->currentDevice());
   BRAID_ASSIGN_OR_RETURN(void* flag, proxy->ops_->allocHost(kFlagBytes));
   proxy->flag_ = static_cast<uint32_t*>(flag);
   std::atomic_ref<uint32_t>(*proxy->flag_).store(0, std::memory_order_release);
-  proxy->thread_ = std::thread([p = proxy.get()] { p->loop(); });
+  proxy->thread_ = std::thread([p = proxy.get(), device] { p->loop(device); });
   return proxy;
 }
 
@@ -128,7 +129,9 @@ Status DeviceProxy::stageOut(const Op& piece, void* stream, const Pending& p) {
   return Status::ok();
 }
 
-void DeviceProxy::loop() {
+void DeviceProxy::loop(int device) {
+  // Without the device, every call fails (and is published): the streams still move on.
+  const Status onDevice = ops_->useDevice(device);
   while (true) {
     Pending p;
     {
@@ -137,7 +140,7 @@ void DeviceProxy::loop() {
       if (queue_.empty()) return;
       p = queue_.front();
     }
-    Status s = p.failed.isOk() ? runOne(p) : p.failed;
+    Status s = !p.failed.isOk() ? p.failed : !onDevice.isOk() ? onDevice : runOne(p);
     if (!s.isOk()) comm_->fail(s);  // no-op when the host path already failed it
     publish(p.sequence);
     {

@@ -83,7 +83,7 @@ class DeviceProxy {
   Status stageIn(const Op& piece, void* stream, Pending* p);
   // Phase 3 of one piece: wait for its number, copy back, `done`.
   Status stageOut(const Op& piece, void* stream, const Pending& p);
-  void loop();
+  void loop(int device);
   Status runOne(const Pending& p);
   Status waitReady(StreamOps::Event ready);
   void publish(uint32_t sequence);

@@ -47,6 +47,11 @@ class StreamOps {
   /// (int32_t)(*flag - value) >= 0 so the counter may wrap. `flag` is in allocHost memory;
   /// the proxy thread raises it with a release store.
   virtual Status streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value) = 0;
+
+  /// The device the calling (application) thread uses; the proxy thread adopts it with
+  /// useDevice, so its event queries run in the application's context.
+  virtual Result<int> currentDevice() = 0;
+  virtual Status useDevice(int device) = 0;
 };
 
 }  // namespace braid
