@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "api/guard.h"
+#include "comm/device_proxy/pipeline_pieces.h"
 #include "comm/device_proxy/proxy_registry.h"
 #include "comm/op.h"
 #include "support/fake_stream_ops.h"
@@ -62,7 +63,7 @@ Op collectiveOp(braidComm_t comm, CollKind kind, const char* api, const void* se
   op.kind = OpKind::kCollective;
   op.coll = kind;
   op.apiName = api;
-  op.comm = toComm(comm);
+  op.comm = comm != nullptr ? toComm(comm) : nullptr;
   op.send = send;
   op.recv = recv;
   op.count = count;
@@ -93,6 +94,37 @@ std::string mismatches(const std::vector<int32_t>& got, Want want) {
   return bad == 0 ? "" : std::to_string(bad) + " wrong, first " + first;
 }
 
+TEST(DeviceProxyPieces, CutsOnlyLargeElementwiseCalls) {
+  std::vector<int32_t> send(5000), recv(5000);
+  Op op = collectiveOp(nullptr, CollKind::kAllReduce, "allreduce", send.data(), recv.data(), 5000);
+  const std::vector<Op> pieces = pipelinePieces(op, 4096);  // 1024 int32 each
+  ASSERT_EQ(pieces.size(), 5u);
+  size_t covered = 0;
+  for (const Op& piece : pieces) {
+    EXPECT_EQ(piece.send, send.data() + covered);
+    EXPECT_EQ(piece.recv, recv.data() + covered);
+    covered += piece.count;
+  }
+  EXPECT_EQ(covered, 5000u);
+  EXPECT_EQ(pieces.back().count, 5000u - 4 * 1024);
+  // At most two pieces' worth: whole.
+  EXPECT_EQ(pipelinePieces(collectiveOp(nullptr, CollKind::kAllReduce, "allreduce", send.data(),
+                                        recv.data(), 2048),
+                           4096)
+                .size(),
+            1u);
+  // Not elementwise: whole, however large.
+  EXPECT_EQ(pipelinePieces(collectiveOp(nullptr, CollKind::kAllGather, "allgather", send.data(),
+                                        recv.data(), 5000),
+                           4096)
+                .size(),
+            1u);
+  // A buffer the rank does not use stays null (a broadcast's non-root send).
+  Op broadcast =
+      collectiveOp(nullptr, CollKind::kBroadcast, "broadcast", nullptr, recv.data(), 5000);
+  for (const Op& piece : pipelinePieces(broadcast, 4096)) EXPECT_EQ(piece.send, nullptr);
+}
+
 class DeviceProxyData : public ::testing::TestWithParam<std::tuple<std::string, int, size_t>> {};
 
 TEST_P(DeviceProxyData, QueuedCollectivesMatchTheReference) {
@@ -113,6 +145,7 @@ TEST_P(DeviceProxyData, QueuedCollectivesMatchTheReference) {
         std::vector<int32_t> gatherInPlace(block * n, kPoison);
         for (size_t i = 0; i < block; ++i) gatherInPlace[rank * block + i] = input(rank, i, 4);
         std::vector<int32_t> scatterIn = inputs(rank, block * n, 5), scatterOut(block, kPoison);
+        std::vector<int32_t> scatterInPlace = inputs(rank, block * n, 8);
         const int root = 1 % n;
         std::vector<int32_t> broadcast =
             rank == root ? inputs(root, count, 6) : std::vector<int32_t>(count, kPoison);
@@ -133,6 +166,9 @@ TEST_P(DeviceProxyData, QueuedCollectivesMatchTheReference) {
                          gatherInPlace.data() + rank * block, gatherInPlace.data(), block),
             collectiveOp(comm, CollKind::kReduceScatter, "reducescatter", scatterIn.data(),
                          scatterOut.data(), block),
+            // In place: the output is this rank's block of the input.
+            collectiveOp(comm, CollKind::kReduceScatter, "reducescatter in place",
+                         scatterInPlace.data(), scatterInPlace.data() + rank * block, block),
             collectiveOp(comm, CollKind::kBroadcast, "broadcast in place", broadcast.data(),
                          broadcast.data(), count),
         };
@@ -173,6 +209,12 @@ TEST_P(DeviceProxyData, QueuedCollectivesMatchTheReference) {
             mismatches(scatterOut, [&](size_t i) { return sumOverRanks(n, rank * block + i, 5); }),
             "")
             << "rank " << rank << " reducescatter";
+        const std::vector<int32_t> ownBlock(scatterInPlace.begin() + rank * block,
+                                            scatterInPlace.begin() + (rank + 1) * block);
+        EXPECT_EQ(
+            mismatches(ownBlock, [&](size_t i) { return sumOverRanks(n, rank * block + i, 8); }),
+            "")
+            << "rank " << rank << " reducescatter in place";
         EXPECT_EQ(mismatches(broadcast, [&](size_t i) { return input(root, i, 6); }), "")
             << "rank " << rank << " broadcast";
 
