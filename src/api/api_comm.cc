@@ -12,6 +12,7 @@
 #include "bootstrap/launch_env.h"
 #include "bootstrap/root_server.h"
 #include "comm/device_path.h"
+#include "comm/device_proxy/proxy_registry.h"
 #include "comm/shrink.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -210,8 +211,13 @@ braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int exc
 }
 
 braidResult_t braidCommFinalize(braidComm_t comm) {
-  // Host operations complete before their calls return: nothing is outstanding.
-  return guard(toComm(comm), [&]() -> Status { return checkComm(comm, "braidCommFinalize"); });
+  // Host operations complete before their calls return; device calls queued on the host
+  // proxy (comm/device_proxy/) are finished here.
+  return guard(toComm(comm), [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommFinalize"));
+    braid::waitForDeviceProxy(toComm(comm));
+    return Status::ok();
+  });
 }
 
 braidResult_t braidCommDestroy(braidComm_t comm) {

@@ -13,7 +13,9 @@
 
 #include "collectives/device/cuda/device_path_abi.h"
 #include "comm/comm.h"
+#include "comm/device_proxy/proxy_registry.h"
 #include "core/device_memory.h"
+#include "core/log.h"
 
 namespace braid {
 namespace {
@@ -149,12 +151,27 @@ Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist) {
 }
 
 void allowPeerDevices(Comm* comm) {
+  // Ranks on several hosts, or BRAID_P2P_DISABLE=1: device buffers take the host proxy.
+  if (comm->config().p2pDisable) return;
+  const std::vector<int>& hosts = *comm->hosts();
+  for (int host : hosts) {
+    if (host != hosts[0]) return;
+  }
   std::lock_guard<std::mutex> lock(bindingsMu);
   peerCandidates().insert(comm);
   recount();
 }
 
+void* deviceLibrarySymbol(const char* name, std::string* why) {
+  const BraidDevicePathV1* api = deviceApi(why);
+  Dl_info info;
+  if (api == nullptr || dladdr(api, &info) == 0 || info.dli_fname == nullptr) return nullptr;
+  void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);  // loaded: no second copy
+  return lib != nullptr ? dlsym(lib, name) : nullptr;
+}
+
 void detachDevice(Comm* comm) {
+  stopDeviceProxy(comm);       // device buffers over the host transports (device_proxy/)
   std::shared_ptr<void> last;  // released outside the lock (it synchronises the device)
   {
     std::lock_guard<std::mutex> lock(bindingsMu);
@@ -169,12 +186,9 @@ void detachDevice(Comm* comm) {
 }
 
 bool onDevicePath(const Op& op) {
-  if (deviceCapableComms.load(std::memory_order_acquire) == 0) return false;
-  // Buffers first: a few nanoseconds while CUDA is not loaded, and host buffers on a peer
-  // candidate (every braidCommInitRank communicator) then never take the lock.
-  if (!isDeviceMemory(op.send) && !isDeviceMemory(op.recv)) return false;
-  std::lock_guard<std::mutex> lock(bindingsMu);
-  return bindings().count(op.comm) != 0 || peerCandidates().count(op.comm) != 0;
+  // A device group's kernels, or else the host proxy (device_proxy/), take device buffers.
+  // Host buffers cost a few nanoseconds here while CUDA is not loaded.
+  return isDeviceMemory(op.send) || (op.recv != op.send && isDeviceMemory(op.recv));
 }
 
 namespace {
@@ -227,16 +241,27 @@ Status enqueueOnDevice(const Op& op, void* stream) {
                         "on the communicator's device");
   }
   std::shared_ptr<void> group;
-  {
+  bool candidate = false;
+  if (deviceCapableComms.load(std::memory_order_acquire) > 0) {
     std::lock_guard<std::mutex> lock(bindingsMu);
     auto it = bindings().find(op.comm);
     if (it != bindings().end()) group = it->second.group;
+    candidate = peerCandidates().count(op.comm) != 0;
   }
-  if (group == nullptr) {  // a peer candidate's first device-buffer call
-    BRAID_RETURN_IF_ERROR(attachPeerGroup(op.comm, op.send != nullptr ? op.send : op.recv));
+  if (group == nullptr && candidate) {  // a peer candidate's first device-buffer call
+    const Status attached = attachPeerGroup(op.comm, op.send != nullptr ? op.send : op.recv);
     std::lock_guard<std::mutex> lock(bindingsMu);
-    group = bindings()[op.comm].group;
+    if (attached.isOk()) {
+      group = bindings()[op.comm].group;
+    } else {
+      // Every rank decided from the same exchanged records, so all fall back together.
+      BRAID_WARN("%s; device buffers go through the host proxy instead",
+                     attached.message().c_str());
+      peerCandidates().erase(op.comm);
+      recount();
+    }
   }
+  if (group == nullptr) return enqueueOnProxy(op, stream);  // no device group: host proxy
   const BraidDevicePathV1* api = deviceApi(nullptr);
   const coll::CollArgs args = toCollArgs(op);
   char error[kErrorBytes] = "";

@@ -2,15 +2,18 @@
 //
 // The device path lives in libbraid_cuda.so (built where nvcc is found, installed beside
 // libbraid). braid loads it with dlopen only when an application asks for CUDA devices
-// (braidCommInitAll with a devlist), so CPU-only programs never load CUDA. Two cases are
-// served: every rank of braidCommInitAll on the same device (a single GPU hosting a whole
-// communicator; the ranks share one device-memory FIFO group), and communicators of one
-// rank per process on one node (braidCommInitRank, braidCommInitFromEnv): their first
-// collective on device buffers creates a cuda_p2p group (collectives/device/cuda/
-// ipc_group.h) on the buffer's device, collectively over the bootstrap — NCCL binds the
-// device at init, braid at first use, so host-only programs never touch CUDA. Each call
-// then enqueues its rank's kernel on the caller's stream. Anything else with device memory
-// is refused with braidInvalidUsage, as before.
+// (braidCommInitAll with a devlist), so CPU-only programs never load CUDA. Three cases:
+// - every rank of braidCommInitAll on the same device (a single GPU hosting a whole
+//   communicator): the ranks share one device-memory FIFO group, and each call enqueues its
+//   rank's kernel on the caller's stream;
+// - communicators of one rank per process on one node (braidCommInitRank,
+//   braidCommInitFromEnv): their first collective on device buffers creates a cuda_p2p group
+//   (collectives/device/cuda/ipc_group.h) on the buffer's device, collectively over the
+//   bootstrap. NCCL binds the device at init, braid at first use, so host-only programs
+//   never touch CUDA. Calls enqueue kernels as above;
+// - any other communicator (ranks on several hosts, BRAID_P2P_DISABLE=1, or a cuda_p2p setup
+//   that failed on every rank) goes through its host proxy (comm/device_proxy/): staged in
+//   pinned host memory, moved by the host transports, still enqueued on the caller's stream.
 #pragma once
 
 #include <string>
@@ -33,16 +36,19 @@ bool deviceListSupported(const int* devlist, int ndev, std::string* why);
 /// Binds the ranks of one braidCommInitAll to a shared device group on devlist[0].
 Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist);
 
-/// Lets `comm` (one rank of a communicator whose ranks are in several processes) create a
-/// cuda_p2p group on its first device-buffer collective.
+/// Lets `comm` (one rank of a communicator whose ranks are in several processes of one
+/// host) create a cuda_p2p group on its first device-buffer collective.
 void allowPeerDevices(Comm* comm);
 
-/// Forgets `comm`'s device binding (call before deleting it). No-op for host comms.
+/// `name` from libbraid_cuda.so (loading it if needed), or null and *why.
+void* deviceLibrarySymbol(const char* name, std::string* why);
+
+/// Forgets `comm`'s device binding and stops its proxy (call before deleting it). No-op
+/// for host comms.
 void detachDevice(Comm* comm);
 
-/// True when `op` names device memory on a communicator bound to a device group (or allowed
-/// one by allowPeerDevices): it then skips the host-only checks and runs through
-/// enqueueOnDevice.
+/// True when `op` names device memory: it then skips the host-only checks and runs through
+/// enqueueOnDevice (the communicator's device group, or else its host proxy).
 bool onDevicePath(const Op& op);
 
 /// Enqueues `op` (validated) on `stream` (a cudaStream_t) and returns.

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "comm/comm.h"
+#include "comm/device_proxy/proxy_registry.h"
 #include "comm/direct_collective.h"
 #include "comm/engine.h"
 
@@ -24,6 +25,7 @@ Status submit(Op op) {
     group.ops.push_back(std::move(op));
     return Status::ok();
   }
+  waitForDeviceProxy(op.comm);  // device calls queued before run first, alone on the transport
   if (op.kind == OpKind::kCollective) return runCollectiveDirect(op);
   return runOps({&op, 1});
 }
@@ -40,6 +42,7 @@ Status groupEnd() {
   if (--group.depth > 0) return Status::ok();
   std::vector<Op> ops = std::move(group.ops);
   group.ops.clear();
+  for (const Op& op : ops) waitForDeviceProxy(op.comm);  // as submit() does
   return runOps(ops);
 }
 

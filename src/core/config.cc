@@ -150,6 +150,9 @@ Result<Config> Config::fromEnv() {
   int check = 0;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_CHECK", 0, 1, &check));
   c.checkArguments = check != 0;
+  int p2pDisable = 0;
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_P2P_DISABLE", 0, 1, &p2pDisable));
+  c.p2pDisable = p2pDisable != 0;
   return c;
 }
 

@@ -33,6 +33,7 @@ struct Config {
   size_t socketBufferBytes = 4 << 20;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/SO_RCVBUF
   int spinIterations = -1;             // BRAID_SPIN: polls before a waiter yields; -1: auto
   bool checkArguments = false;         // BRAID_CHECK=1: compare arguments across ranks
+  bool p2pDisable = false;  // BRAID_P2P_DISABLE=1: device buffers via the host proxy, not cuda_p2p
 
   /// Longest BRAID_ALGO / BRAID_PROTO value (ranks exchange them in fixed-size fields).
   static constexpr size_t kMaxSpecLength = 255;

@@ -1,0 +1,211 @@
+#include "comm/device_proxy/device_proxy.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "comm/comm.h"
+#include "comm/device_proxy/pipeline_pieces.h"
+#include "comm/direct_collective.h"
+#include "comm/engine.h"
+
+namespace braid {
+namespace {
+
+constexpr size_t kFlagBytes = 64;       // one cache line of its own
+constexpr size_t kPartAlignment = 256;  // keeps the receive part's copy aligned
+constexpr int kSpinPolls = 2000;        // yields before the proxy starts to sleep
+constexpr auto kPollSleep = std::chrono::microseconds(50);
+
+// Where the send and receive parts of one op live in its slab.
+struct SlabLayout {
+  size_t sendOffset = 0;
+  size_t recvOffset = 0;
+  size_t bytes = 0;
+};
+
+// Overlapping buffers (the in-place forms) share one region so the staged op aliases as the
+// application's did; separate buffers get separate parts.
+SlabLayout layoutFor(const Op& op, BufferBytes bytes) {
+  SlabLayout layout;
+  const auto send = reinterpret_cast<uintptr_t>(op.send);
+  const auto recv = reinterpret_cast<uintptr_t>(op.recv);
+  const bool overlap =
+      bytes.send > 0 && bytes.recv > 0 && send < recv + bytes.recv && recv < send + bytes.send;
+  if (overlap) {
+    const uintptr_t low = std::min(send, recv);
+    layout.sendOffset = send - low;
+    layout.recvOffset = recv - low;
+    layout.bytes = std::max(send + bytes.send, recv + bytes.recv) - low;
+    return layout;
+  }
+  layout.recvOffset = (bytes.send + kPartAlignment - 1) / kPartAlignment * kPartAlignment;
+  layout.bytes = layout.recvOffset + bytes.recv;
+  return layout;
+}
+
+Status enqueueError(const Op& op, const Status& s) {
+  return s.withContext(std::string(op.apiName) + " (device buffers through the host proxy)");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceProxy>> DeviceProxy::create(Comm* comm, std::shared_ptr<StreamOps> ops,
+                                                         size_t pieceBytes) {
+  std::unique_ptr<DeviceProxy> proxy(new DeviceProxy(comm, std::move(ops), pieceBytes));
+  BRAID_ASSIGN_OR_RETURN(const int device, proxy->ops_->currentDevice());
+  BRAID_ASSIGN_OR_RETURN(void* flag, proxy->ops_->allocHost(kFlagBytes));
+  proxy->flag_ = static_cast<uint32_t*>(flag);
+  std::atomic_ref<uint32_t>(*proxy->flag_).store(0, std::memory_order_release);
+  proxy->thread_ = std::thread([p = proxy.get(), device] { p->loop(device); });
+  return proxy;
+}
+
+DeviceProxy::DeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes)
+    : comm_(comm), ops_(std::move(ops)), pieceBytes_(pieceBytes), pool_(ops_.get()) {}
+
+DeviceProxy::~DeviceProxy() { shutdown(); }
+
+Status DeviceProxy::enqueue(const Op& op, void* stream) {
+  std::lock_guard<std::mutex> order(enqueueMu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return invalidUsage(std::string(op.apiName) + ": the communicator is closing");
+  }
+  // Every piece's copy out first, then each piece's wait and copy back: the stream copies
+  // ahead while the proxy thread runs the piece before (pipeline_pieces.h).
+  const std::vector<Op> pieces = pipelinePieces(op, pieceBytes_);
+  std::vector<Pending> staged(pieces.size());
+  Status s;
+  for (size_t i = 0; i < pieces.size() && s.isOk(); ++i) {
+    staged[i].op = pieces[i];
+    s = stageIn(pieces[i], stream, &staged[i]);
+  }
+  for (size_t i = 0; i < pieces.size() && s.isOk(); ++i) s = stageOut(pieces[i], stream, staged[i]);
+  if (!s.isOk()) {
+    s = enqueueError(op, s);
+    comm_->fail(s);  // the peers must not wait for this rank
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Pending& p : staged) {
+    if (p.sequence == 0) continue;  // never numbered: no stream waits for it
+    if (!s.isOk()) p.failed = s;    // published without running
+    queue_.push_back(std::move(p));
+  }
+  cv_.notify_all();
+  return s;
+}
+
+Status DeviceProxy::stageIn(const Op& piece, void* stream, Pending* p) {
+  const BufferBytes bytes = bufferBytes(piece);
+  const SlabLayout layout = layoutFor(piece, bytes);
+  BRAID_ASSIGN_OR_RETURN(p->slab, pool_.acquire(layout.bytes));
+  uint8_t* send = p->slab->host + layout.sendOffset;
+  if (piece.send != nullptr) p->op.send = send;
+  if (piece.recv != nullptr) p->op.recv = p->slab->host + layout.recvOffset;
+  if (bytes.send > 0) {
+    BRAID_RETURN_IF_ERROR(
+        ops_->copyAsync(send, piece.send, bytes.send, StreamOps::Direction::kToHost, stream));
+  }
+  BRAID_RETURN_IF_ERROR(ops_->recordEvent(p->slab->ready, stream));
+  std::lock_guard<std::mutex> lock(mu_);
+  p->sequence = ++enqueued_;
+  if (p->sequence == 0) p->sequence = ++enqueued_;  // 0 means "none" (after 2^32 calls)
+  return Status::ok();
+}
+
+Status DeviceProxy::stageOut(const Op& piece, void* stream, const Pending& p) {
+  const BufferBytes bytes = bufferBytes(piece);
+  const SlabLayout layout = layoutFor(piece, bytes);
+  BRAID_RETURN_IF_ERROR(ops_->streamWaitFlag(stream, flag_, p.sequence));
+  if (bytes.recv > 0) {
+    BRAID_RETURN_IF_ERROR(ops_->copyAsync(piece.recv, p.slab->host + layout.recvOffset, bytes.recv,
+                                          StreamOps::Direction::kToDevice, stream));
+  }
+  BRAID_RETURN_IF_ERROR(ops_->recordEvent(p.slab->done, stream));
+  StagingPool::markRecorded(p.slab);
+  return Status::ok();
+}
+
+void DeviceProxy::loop(int device) {
+  // Without the device, every call fails (and is published): the streams still move on.
+  const Status onDevice = ops_->useDevice(device);
+  while (true) {
+    Pending p;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;
+      p = queue_.front();
+    }
+    Status s = !p.failed.isOk() ? p.failed : !onDevice.isOk() ? onDevice : runOne(p);
+    if (!s.isOk()) comm_->fail(s);  // no-op when the host path already failed it
+    publish(p.sequence);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.pop_front();
+    }
+    cv_.notify_all();
+  }
+}
+
+Status DeviceProxy::runOne(const Pending& p) {
+  BRAID_RETURN_IF_ERROR(waitReady(p.slab->ready));
+  BRAID_RETURN_IF_ERROR(comm_->health());
+  if (comm_->abortRequested()) {
+    return Status(braidRemoteError,
+                  std::string(p.op.apiName) + ": braidCommAbort was called before the op ran");
+  }
+  // The host paths themselves (submit() would wait for this very proxy to be idle).
+  if (p.op.kind == OpKind::kCollective) return runCollectiveDirect(p.op);
+  return runOps({&p.op, 1});
+}
+
+Status DeviceProxy::waitReady(StreamOps::Event ready) {
+  for (int polls = 0;; ++polls) {
+    BRAID_ASSIGN_OR_RETURN(StreamOps::EventState state, ops_->queryEvent(ready));
+    if (state == StreamOps::EventState::kDone) return Status::ok();
+    if (comm_->abortRequested()) {
+      return Status(braidRemoteError,
+                    "braidCommAbort was called while an op waited for its stream");
+    }
+    if (polls < kSpinPolls) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(kPollSleep);
+    }
+  }
+}
+
+void DeviceProxy::publish(uint32_t sequence) {
+  std::atomic_ref<uint32_t>(*flag_).store(sequence, std::memory_order_release);
+}
+
+void DeviceProxy::waitIdle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return queue_.empty(); });
+}
+
+uint32_t DeviceProxy::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<uint32_t>(queue_.size());
+}
+
+void DeviceProxy::shutdown() {
+  std::lock_guard<std::mutex> order(enqueueMu_);
+  if (shutDown_) return;
+  shutDown_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  pool_.release();  // waits for the streams' copies back: every flag value is published
+  if (flag_ != nullptr) ops_->freeHost(flag_);
+  flag_ = nullptr;
+}
+
+}  // namespace braid

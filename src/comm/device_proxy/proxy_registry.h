@@ -1,0 +1,40 @@
+// Which communicators have a device proxy (device_proxy.h), and the hooks the C API calls.
+//
+// A proxy is created on a communicator's first collective with device buffers (when it has
+// no device group: comm/device_path.h serves those) and stopped when the communicator is
+// destroyed or aborted. Host-only programs never create one and pay one relaxed atomic
+// load per host call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "comm/device_proxy/stream_ops.h"
+#include "comm/op.h"
+#include "core/status.h"
+
+namespace braid {
+
+class Comm;
+
+/// Gives `comm` a proxy on `ops` now, instead of CUDA's on first use (tests run the proxy
+/// on a CPU fake this way, with small pieces). An error if `comm` already has one.
+Status attachDeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes);
+
+/// Enqueues the validated collective `op` (device buffers) on `stream` through its
+/// communicator's proxy, creating the proxy on first use.
+Status enqueueOnProxy(const Op& op, void* stream);
+
+/// Waits until `comm`'s proxy (if any) has finished the ops queued before: a host call
+/// must not share the transport with the proxy thread, and runs after them in call order.
+void waitForDeviceProxy(Comm* comm);
+
+/// Device calls on `comm` the proxy has not finished (0 without a proxy); for tests and
+/// diagnostics.
+uint32_t pendingDeviceCalls(Comm* comm);
+
+/// Finishes `comm`'s queued device ops (or fails them fast once braidCommAbort was called),
+/// stops its proxy and frees its staging memory. Call before deleting `comm`; no-op without.
+void stopDeviceProxy(Comm* comm);
+
+}  // namespace braid
