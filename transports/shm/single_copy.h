@@ -25,12 +25,29 @@
 
 namespace braid::transport::shm {
 
-// Single copy is off unless BRAID_SHM_SINGLE_COPY_BYTES (Config::shmSingleCopyBytes)
-// is set: on the 2-core VM where it was measured, process_vm_readv copies at
-// ~7 GB/s against ~12 GB/s for memcpy, and the two-copy pipeline overlaps its
-// copies on two cores, so single copy lost every collective (0.35-0.85x at
-// 1-64 MiB, 2 and 4 ranks). Hosts with fast CMA may differ; 262144 is a
-// sensible opt-in.
+// When single copy pays (BRAID_SHM_SINGLE_COPY_BYTES, Config::shmSingleCopyBytes):
+// process_vm_readv pins the sender's pages one by one. From 4 KiB pages it
+// copies at about half of memcpy's speed on the 2-core VM where braid is
+// measured, and then loses to the two-copy pipeline (0.65-0.9x at 16-128 MiB);
+// from huge pages it copies at memcpy's speed and wins (1.26-1.36x all-gather
+// and broadcast at 16-128 MiB, perf/RESULTS.md). So by default (variable unset)
+// a message of at least kAutoSingleCopyBytes goes single-copy only when
+// mostlyInHugePages() says so for the sender's buffer; a number N forces single
+// copy for every message of at least N bytes (hosts with fast CMA); 0 turns it off.
+constexpr size_t kAutoSingleCopyBytes = 256 << 10;
+
+/// How many bytes of [address, address + bytes) in this process lie in huge
+/// pages (transparent or hugetlbfs), asked of the kernel with one PAGEMAP_SCAN
+/// ioctl on /proc/self/pagemap (Linux 6.7+; ~1-4 us for 128 MiB here). 0 where
+/// the kernel lacks that ioctl: such hosts get two copies.
+size_t hugePageBytes(const void* address, size_t bytes);
+
+/// Whether hugePageBytes() can see huge pages on this kernel.
+bool hugePageScanAvailable();
+
+/// The default rule: at least 3/4 of the message lies in huge pages (below
+/// that, the 4 KiB part's slow reads cancel the saved copy).
+bool mostlyInHugePages(const void* address, size_t bytes);
 
 /// Where a peer's memory is and how to reach it.
 struct PeerMemory {
