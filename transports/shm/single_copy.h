@@ -26,11 +26,13 @@
 namespace braid::transport::shm {
 
 // When single copy pays (BRAID_SHM_SINGLE_COPY_BYTES, Config::shmSingleCopyBytes):
-// process_vm_readv pins the sender's pages one by one. From 4 KiB pages it
-// copies at about half of memcpy's speed on the 2-core VM where braid is
-// measured, and then loses to the two-copy pipeline (0.65-0.9x at 16-128 MiB);
-// from huge pages it copies at memcpy's speed and wins (1.26-1.36x all-gather
-// and broadcast at 16-128 MiB, perf/RESULTS.md). So by default (variable unset)
+// process_vm_readv pins the sender's pages one at a time. On the 2-core VM
+// braid is measured on it copies from 4 KiB pages at 0.3-0.6x memcpy's speed,
+// and single copy then loses to the two-copy pipeline (0.78-0.91x all-gather
+// and broadcast, 0.65-0.72x all-reduce at 16-128 MiB, 2 ranks); from huge
+// pages it copies at 0.8-1.1x memcpy and wins (2 ranks: 1.2-1.4x all-gather,
+// broadcast and all-reduce; 4 ranks: 1.5-2.0x all-gather and broadcast, 1.0x
+// all-reduce; 16-128 MiB, paired perf/ab runs). So by default (variable unset)
 // a message of at least kAutoSingleCopyBytes goes single-copy only when
 // mostlyInHugePages() says so for the sender's buffer; a number N forces single
 // copy for every message of at least N bytes (hosts with fast CMA); 0 turns it off.
