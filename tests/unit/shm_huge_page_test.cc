@@ -189,20 +189,21 @@ TEST(ShmHugePages, DefaultSendsHugePagesWithOneCopy) {
   runThreads(m.data(), shm::kAutoSingleCopyBytes - 64, false);
 }
 
-// A forked child inherits the parent's pagemap descriptor, which reads the
-// parent's page tables: the scan must reopen it. The child maps huge pages the
+// A forked child inherits a scanner's descriptor, which reads the parent's
+// page tables: the scanner must reopen it. The child maps huge pages the
 // parent does not have and must see them.
 TEST(ShmHugePages, ForkedChildScansItsOwnPages) {
   if (!shm::hugePageScanAvailable()) GTEST_SKIP() << "no PAGEMAP_SCAN";
+  shm::HugePageScanner scanner;
   uint64_t word = 1;
-  (void)shm::hugePageBytes(&word, sizeof(word));  // this thread opens its descriptor
+  (void)scanner.hugeBytes(&word, sizeof(word));  // opens the parent's pagemap
   pid_t pid = fork();
   if (pid == 0) {
     alarm(30);
     Mapping m(4 << 20, MADV_HUGEPAGE);
     size_t reference = smapsHugeBytes(m.data(), m.bytes());
     if (reference == 0) _exit(2);  // no huge pages: nothing to tell apart
-    _exit(shm::hugePageBytes(m.data(), m.bytes()) == reference ? 0 : 1);
+    _exit(scanner.hugeBytes(m.data(), m.bytes()) == reference ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);

@@ -136,10 +136,10 @@ bool ShmConnector::publishRendezvous(PendingSend& send) {
   return true;
 }
 
-bool ShmConnector::goesSingleCopy(const void* src, size_t bytes) const {
+bool ShmConnector::goesSingleCopy(const void* src, size_t bytes) {
   if (singleCopy_.minBytes == 0 || bytes < singleCopy_.minBytes) return false;
   // One system call of a few microseconds against a copy of >= 256 KiB.
-  return !singleCopy_.hugePagesOnly || mostlyInHugePages(src, bytes);
+  return !singleCopy_.hugePagesOnly || hugePages_.mostlyHuge(src, bytes);
 }
 
 bool ShmConnector::moveSends() {

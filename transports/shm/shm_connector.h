@@ -74,7 +74,7 @@ class ShmConnector : public Connector {
     Request* req;
   };
 
-  bool goesSingleCopy(const void* src, size_t bytes) const;
+  bool goesSingleCopy(const void* src, size_t bytes);
   bool moveSends();  // returns whether anything moved
   bool publishRendezvous(PendingSend& send);
   bool completeReadSends();
@@ -99,6 +99,7 @@ class ShmConnector : public Connector {
   std::deque<PendingRecv> recvs_;
   std::deque<AwaitedRead> awaitingReads_;
   std::vector<uint8_t> bounce_;  // rendezvous reduce: peer bytes land here first
+  HugePageScanner hugePages_;    // the default single-copy rule asks it per large send
   // Local copies: this side is the only writer of sendTail_ / recvHead_, and the
   // "seen" values spare a load of the other side's cache line until needed.
   uint64_t sendTail_ = 0;

@@ -49,39 +49,19 @@ constexpr size_t kScanRegions = 16;
 // nothing is asked any more.
 std::atomic<bool> gScanUnsupported{false};
 
-// /proc/self/pagemap, one descriptor per thread (no lock on the send path),
-// closed when the thread ends. A forked child inherits the descriptor, which
-// still reads its parent's page tables, so it is reopened when the pid changes.
-class Pagemap {
- public:
-  ~Pagemap() {
-    if (fd_ >= 0) close(fd_);
-  }
-  // Returns the ioctl's result (regions found) or -1.
-  long scan(PageScanArg* arg) {
-    if (gScanUnsupported.load(std::memory_order_relaxed)) return -1;
-    if (pid_ != getpid()) {
-      if (fd_ >= 0) close(fd_);
-      fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-      pid_ = getpid();
-    }
-    long found = fd_ < 0 ? -1 : ioctl(fd_, kPagemapScan, arg);
-    // No pagemap, ENOTTY (Linux < 6.7) or EINVAL (no PAGE_IS_HUGE): stop asking.
-    if (fd_ < 0 || (found < 0 && (errno == ENOTTY || errno == EINVAL))) {
-      gScanUnsupported.store(true, std::memory_order_relaxed);
-    }
-    return found;
-  }
-
- private:
-  int fd_ = -1;
-  pid_t pid_ = 0;
-};
-
 }  // namespace
 
-size_t hugePageBytes(const void* address, size_t bytes) {
-  if (bytes == 0) return 0;
+HugePageScanner::~HugePageScanner() {
+  if (fd_ >= 0) close(fd_);
+}
+
+size_t HugePageScanner::hugeBytes(const void* address, size_t bytes) {
+  if (bytes == 0 || gScanUnsupported.load(std::memory_order_relaxed)) return 0;
+  if (pid_ != getpid()) {  // first use, or a forked child holding its parent's descriptor
+    if (fd_ >= 0) close(fd_);
+    fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    pid_ = getpid();
+  }
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t begin = reinterpret_cast<uint64_t>(address), end = begin + bytes;
   PageRegion regions[kScanRegions];
@@ -93,8 +73,11 @@ size_t hugePageBytes(const void* address, size_t bytes) {
   arg.vecLen = kScanRegions;
   arg.categoryMask = kPageIsHuge;  // report huge pages only
   arg.returnMask = kPageIsHuge;
-  thread_local Pagemap pagemap;
-  long found = pagemap.scan(&arg);
+  long found = fd_ < 0 ? -1 : ioctl(fd_, kPagemapScan, &arg);
+  // No pagemap, ENOTTY (Linux < 6.7) or EINVAL (no PAGE_IS_HUGE): stop asking.
+  if (fd_ < 0 || (found < 0 && (errno == ENOTTY || errno == EINVAL))) {
+    gScanUnsupported.store(true, std::memory_order_relaxed);
+  }
   // Huge pages past walkEnd (when the vector filled up) count as not huge.
   size_t huge = 0;
   for (long i = 0; i < found; ++i) {
@@ -104,6 +87,14 @@ size_t hugePageBytes(const void* address, size_t bytes) {
   return huge;
 }
 
+bool HugePageScanner::mostlyHuge(const void* address, size_t bytes) {
+  return bytes != 0 && hugeBytes(address, bytes) >= bytes - bytes / 4;
+}
+
+size_t hugePageBytes(const void* address, size_t bytes) {
+  return HugePageScanner().hugeBytes(address, bytes);
+}
+
 bool hugePageScanAvailable() {
   uint64_t probe = 0;
   (void)hugePageBytes(&probe, sizeof(probe));
@@ -111,7 +102,7 @@ bool hugePageScanAvailable() {
 }
 
 bool mostlyInHugePages(const void* address, size_t bytes) {
-  return bytes != 0 && hugePageBytes(address, bytes) >= bytes - bytes / 4;
+  return HugePageScanner().mostlyHuge(address, bytes);
 }
 
 void fillProbePattern(uint64_t pattern[2], int pid, int rank) {

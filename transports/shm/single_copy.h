@@ -34,22 +34,38 @@ namespace braid::transport::shm {
 // broadcast and all-reduce; 4 ranks: 1.5-2.0x all-gather and broadcast, 1.0x
 // all-reduce; 16-128 MiB, paired perf/ab runs). So by default (variable unset)
 // a message of at least kAutoSingleCopyBytes goes single-copy only when
-// mostlyInHugePages() says so for the sender's buffer; a number N forces single
+// HugePageScanner::mostlyHuge() says so for the sender's buffer; a number N forces single
 // copy for every message of at least N bytes (hosts with fast CMA); 0 turns it off.
 constexpr size_t kAutoSingleCopyBytes = 256 << 10;
 
-/// How many bytes of [address, address + bytes) in this process lie in huge
-/// pages (transparent or hugetlbfs), asked of the kernel with one PAGEMAP_SCAN
-/// ioctl on /proc/self/pagemap (Linux 6.7+; ~1-4 us for 128 MiB here). 0 where
-/// the kernel lacks that ioctl: such hosts get two copies.
+/// Asks the kernel which pages of this process are huge (transparent or
+/// hugetlbfs) with the PAGEMAP_SCAN ioctl on /proc/self/pagemap (Linux 6.7+;
+/// one call, ~1-4 us for 128 MiB here). Keeps that file open until destroyed
+/// (one per connector), reopening it in a forked child. Where the kernel lacks
+/// the ioctl every answer is 0 / false: such hosts get two copies.
+class HugePageScanner {
+ public:
+  HugePageScanner() = default;
+  ~HugePageScanner();
+  HugePageScanner(const HugePageScanner&) = delete;
+  HugePageScanner& operator=(const HugePageScanner&) = delete;
+
+  /// How many bytes of [address, address + bytes) lie in huge pages.
+  size_t hugeBytes(const void* address, size_t bytes);
+  /// The default rule: at least 3/4 of the message lies in huge pages (below
+  /// that, the 4 KiB part's slow reads cancel the saved copy).
+  bool mostlyHuge(const void* address, size_t bytes);
+
+ private:
+  int fd_ = -1;
+  int pid_ = 0;  // whose pagemap fd_ is
+};
+
+/// One-off forms of the scanner's questions (open, ask, close).
 size_t hugePageBytes(const void* address, size_t bytes);
-
-/// Whether hugePageBytes() can see huge pages on this kernel.
-bool hugePageScanAvailable();
-
-/// The default rule: at least 3/4 of the message lies in huge pages (below
-/// that, the 4 KiB part's slow reads cancel the saved copy).
 bool mostlyInHugePages(const void* address, size_t bytes);
+/// Whether huge pages can be seen on this kernel.
+bool hugePageScanAvailable();
 
 /// Where a peer's memory is and how to reach it.
 struct PeerMemory {
