@@ -21,7 +21,9 @@ struct Config {
   // Shared-memory transport.
   size_t shmSlotBytes = 128 << 10;  // BRAID_SHM_SLOT_BYTES: one FIFO slot
   int shmSlots = 8;                 // BRAID_SHM_SLOTS: FIFO depth per peer and direction
-  size_t shmSingleCopyBytes = 0;    // BRAID_SHM_SINGLE_COPY_BYTES: CMA single copy from here; 0 off
+  // BRAID_SHM_SINGLE_COPY_BYTES: CMA single copy for messages of at least this many bytes; 0 off;
+  // unset (kAutoBytes): from 256 KiB, for send buffers in huge pages (transports/shm/single_copy.h).
+  size_t shmSingleCopyBytes = kAutoBytes;
   // BRAID_STREAM_STORE_BYTES: a receive into a buffer of at least this many bytes writes it
   // with non-temporal stores (collectives/host/copy.h); 0 off; unset (kAutoBytes): each local
   // rank's share of the last-level cache.

@@ -5,11 +5,21 @@
 #include <string>
 
 #include "collectives/host/copy.h"
+#include "core/config.h"
 
 namespace braid::transport::shm {
 namespace {
 
 std::string rankName(int rank) { return "rank " + std::to_string(rank); }
+
+// Config::kAutoBytes (BRAID_SHM_SINGLE_COPY_BYTES unset) becomes the default rule.
+SingleCopyLink resolve(SingleCopyLink link) {
+  if (link.minBytes == Config::kAutoBytes) {
+    link.minBytes = kAutoSingleCopyBytes;
+    link.hugePagesOnly = true;
+  }
+  return link;
+}
 
 // At most this much of one rendezvous message is read per progress() call.
 constexpr size_t kPieceBudgetBytes = 4 << 20;
@@ -28,7 +38,7 @@ ShmConnector::ShmConnector(int self, int peer, FifoView inbound, FifoView outbou
       outbound_(outbound),
       ownControl_(ownControl),
       peerControl_(peerControl),
-      singleCopy_(singleCopy),
+      singleCopy_(resolve(singleCopy)),
       streamStoreBytes_(streamStoreBytes) {}
 
 Status ShmConnector::postSend(const void* src, size_t bytes, Request* req) {
@@ -39,7 +49,8 @@ Status ShmConnector::postSend(const void* src, size_t bytes, Request* req) {
   }
   if (!error_.isOk()) return error_;
   *req = Request{bytes, 0, false};
-  sends_.push_back(PendingSend{static_cast<const uint8_t*>(src), req});
+  sends_.push_back(
+      PendingSend{static_cast<const uint8_t*>(src), req, 0, goesSingleCopy(src, bytes)});
   return Status::ok();
 }
 
@@ -123,12 +134,18 @@ bool ShmConnector::publishRendezvous(PendingSend& send) {
   return true;
 }
 
+bool ShmConnector::goesSingleCopy(const void* src, size_t bytes) {
+  if (singleCopy_.minBytes == 0 || bytes < singleCopy_.minBytes) return false;
+  // One system call of a few microseconds against a copy of >= 256 KiB.
+  return !singleCopy_.hugePagesOnly || hugePages_.mostlyHuge(src, bytes);
+}
+
 bool ShmConnector::moveSends() {
   bool moved = false;
   while (!sends_.empty()) {
     PendingSend& send = sends_.front();
     Request* req = send.req;
-    if (singleCopy_.minBytes != 0 && req->bytes >= singleCopy_.minBytes) {
+    if (send.singleCopy) {
       if (!publishRendezvous(send)) return moved;
       moved = true;
       sends_.pop_front();  // done later, in completeReadSends()

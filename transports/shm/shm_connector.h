@@ -11,10 +11,10 @@
 // the peer only if it is asleep.
 //
 // Single copy (single_copy.h): a send of >= singleCopyBytes (when the link
-// allows it) publishes one rendezvous fragment and waits in awaitingReads_
-// until the peer's head passes that fragment, i.e. the peer has read it all.
-// The receiver reads such a message in pieces of at most kPieceBudgetBytes per
-// progress() call, so one huge message does not stall the other links.
+// allows it; by default only from a buffer mostly in huge pages) publishes one rendezvous fragment
+// and waits in awaitingReads_ until the peer's head passes that fragment, i.e. the peer has read it
+// all. The receiver reads such a message in pieces of at most kPieceBudgetBytes per progress()
+// call, so one huge message does not stall the other links.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +30,12 @@ namespace braid::transport::shm {
 
 /// Whether and from which size messages on one link go single-copy.
 struct SingleCopyLink {
-  size_t minBytes = 0;  // 0: never (CMA unavailable in either direction, or turned off)
-  PeerMemory peer;      // where the peer's send buffers are read from
+  // 0: never (CMA unavailable in either direction, or turned off);
+  // Config::kAutoBytes: the default rule (single_copy.h: kAutoSingleCopyBytes,
+  // and only from huge pages); else every message of at least this size.
+  size_t minBytes = 0;
+  PeerMemory peer;             // where the peer's send buffers are read from
+  bool hugePagesOnly = false;  // set by the connector when resolving kAutoBytes
 };
 
 class ShmConnector : public Connector {
@@ -57,7 +61,8 @@ class ShmConnector : public Connector {
   struct PendingSend {
     const uint8_t* src;
     Request* req;
-    uint64_t fragments = 0;  // sent so far; a 0-byte message still sends one
+    uint64_t fragments = 0;   // sent so far; a 0-byte message still sends one
+    bool singleCopy = false;  // decided once, at postSend
   };
   struct PendingRecv {
     RecvSink sink;
@@ -69,6 +74,7 @@ class ShmConnector : public Connector {
     Request* req;
   };
 
+  bool goesSingleCopy(const void* src, size_t bytes);
   bool moveSends();  // returns whether anything moved
   bool publishRendezvous(PendingSend& send);
   bool completeReadSends();
@@ -94,6 +100,7 @@ class ShmConnector : public Connector {
   std::deque<PendingRecv> recvs_;
   std::deque<AwaitedRead> awaitingReads_;
   std::vector<uint8_t> bounce_;  // rendezvous reduce: peer bytes land here first
+  HugePageScanner hugePages_;    // the default single-copy rule asks it per large send
   // This side is the only writer of sendTail_ / recvHead_; sendHeadSeen_ spares a
   // load of the receiver's cache line until the FIFO looks full.
   uint64_t sendTail_ = 0;

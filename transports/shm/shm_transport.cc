@@ -277,10 +277,14 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
         layout->fifo(t->peerSegments_[peer]->base(), peer, rank), &t->ownControl(),
         &t->peerControl(peer), link, streamStoreBytes);
   }
+  const std::string singleCopyRule =
+      singleCopyBytes == Config::kAutoBytes
+          ? "from " + std::to_string(shm::kAutoSingleCopyBytes) + " bytes for buffers in huge pages"
+          : "from " + std::to_string(singleCopyBytes) + " bytes";
   BRAID_INFO(
-      "shm: rank %d connected to %d peer(s), %d slots of %zu bytes per peer, single copy from "
-      "%zu bytes with %d of them",
-      label(rank), nranks - 1, config.shmSlots, config.shmSlotBytes, singleCopyBytes,
+      "shm: rank %d connected to %d peer(s), %d slots of %zu bytes per peer, single copy %s "
+      "with %d of them",
+      label(rank), nranks - 1, config.shmSlots, config.shmSlotBytes, singleCopyRule.c_str(),
       singleCopyPeers);
   return std::unique_ptr<Transport>(std::move(t));
 }

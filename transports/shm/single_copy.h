@@ -25,12 +25,47 @@
 
 namespace braid::transport::shm {
 
-// Single copy is off unless BRAID_SHM_SINGLE_COPY_BYTES (Config::shmSingleCopyBytes)
-// is set: on the 2-core VM where it was measured, process_vm_readv copies at
-// ~7 GB/s against ~12 GB/s for memcpy, and the two-copy pipeline overlaps its
-// copies on two cores, so single copy lost every collective (0.35-0.85x at
-// 1-64 MiB, 2 and 4 ranks). Hosts with fast CMA may differ; 262144 is a
-// sensible opt-in.
+// When single copy pays (BRAID_SHM_SINGLE_COPY_BYTES, Config::shmSingleCopyBytes):
+// process_vm_readv pins the sender's pages one at a time. On the 2-core VM
+// braid is measured on it copies from 4 KiB pages at 0.3-0.6x memcpy's speed,
+// and single copy then loses to the two-copy pipeline (0.78-0.91x all-gather
+// and broadcast, 0.65-0.72x all-reduce at 16-128 MiB, 2 ranks); from huge
+// pages it copies at 0.8-1.1x memcpy and wins (2 ranks: 1.2-1.4x all-gather,
+// broadcast and all-reduce; 4 ranks: 1.5-2.0x all-gather and broadcast, 1.0x
+// all-reduce; 16-128 MiB, paired perf/ab runs). So by default (variable unset)
+// a message of at least kAutoSingleCopyBytes goes single-copy only when
+// HugePageScanner::mostlyHuge() says so for the sender's buffer; a number N forces single
+// copy for every message of at least N bytes (hosts with fast CMA); 0 turns it off.
+constexpr size_t kAutoSingleCopyBytes = 256 << 10;
+
+/// Asks the kernel which pages of this process are huge (transparent or
+/// hugetlbfs) with the PAGEMAP_SCAN ioctl on /proc/self/pagemap (Linux 6.7+;
+/// one call, ~1-4 us for 128 MiB here). Keeps that file open until destroyed
+/// (one per connector), reopening it in a forked child. Where the kernel lacks
+/// the ioctl every answer is 0 / false: such hosts get two copies.
+class HugePageScanner {
+ public:
+  HugePageScanner() = default;
+  ~HugePageScanner();
+  HugePageScanner(const HugePageScanner&) = delete;
+  HugePageScanner& operator=(const HugePageScanner&) = delete;
+
+  /// How many bytes of [address, address + bytes) lie in huge pages.
+  size_t hugeBytes(const void* address, size_t bytes);
+  /// The default rule: at least 3/4 of the message lies in huge pages (below
+  /// that, the 4 KiB part's slow reads cancel the saved copy).
+  bool mostlyHuge(const void* address, size_t bytes);
+
+ private:
+  int fd_ = -1;
+  int pid_ = 0;  // whose pagemap fd_ is
+};
+
+/// One-off forms of the scanner's questions (open, ask, close).
+size_t hugePageBytes(const void* address, size_t bytes);
+bool mostlyInHugePages(const void* address, size_t bytes);
+/// Whether huge pages can be seen on this kernel.
+bool hugePageScanAvailable();
 
 /// Where a peer's memory is and how to reach it.
 struct PeerMemory {
