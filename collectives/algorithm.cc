@@ -13,12 +13,12 @@ namespace braid::coll {
 
 namespace {
 
-// Below this many bytes per rank (and with more than two ranks) rooted
-// collectives, and all-reduces too large for recursive doubling (below), use
-// the double binary tree. Small messages are bound by per-hop latency: the
-// tree needs O(log n) hops in sequence where the ring needs O(n) (2(n-1) for
-// all-reduce). Large ones are bound by bandwidth, where
-// the ring is optimal (each rank sends 2(n-1)/n of the buffer for all-reduce)
+// Below this many bytes per rank (and with more than two ranks) reduce, and
+// all-reduces too large for recursive doubling (below), use the double binary
+// tree; broadcast the binomial tree (see kChainMaxRanks). Small messages are
+// bound by per-hop latency: the tree needs O(log n) hops in sequence where the
+// ring needs O(n) (2(n-1) for all-reduce). Large ones are bound by bandwidth,
+// where the ring is optimal (each rank sends 2(n-1)/n of the buffer for all-reduce)
 // and pipelines without the tree's fill and drain. 64 KiB is where, on shared
 // memory and TCP alike, a few microseconds per hop times the extra hops stop
 // mattering next to the transfer itself. With two ranks both are one hop.
@@ -34,6 +34,12 @@ constexpr size_t kTreeMaxBytes = 64 << 10;
 // where it wins or ties.
 // Floating min/max are not bitwise commutative, so those keep the tree.
 constexpr size_t kRecursiveDoublingMaxBytes = 16 << 10;
+
+// Small broadcasts on up to this many ranks take the chain ("ring"), above it the binomial
+// tree. 4 ranks on the 2-core VM over TCP (perf/ab, 8 B-32 KiB, barrier before each call):
+// chain and binomial tie, both 1.2-1.4x the double tree's busbw; back to back (braid-perf
+// -n 300) the chain took 7-30 us, the binomial tree 18-93 us, the double tree 120-2700 us.
+constexpr int kChainMaxRanks = 4;
 
 const std::vector<Algorithm>& registry() {
   // Per collective, the large-message default comes first (algorithmNames keeps this order).
@@ -84,10 +90,11 @@ const char* ruleOfThumb(const CollArgs& args) {
     case CollKind::kReduce:
       return bytes <= kTreeMaxBytes && args.nranks > 2 ? "tree" : "ring";
     case CollKind::kBroadcast:
-      // The binomial tree: as few hops as the double tree but half the messages per rank
-      // (perf/ab, 4 ranks, 8 B-32 KiB: 1.27-1.40x the double tree's busbw over TCP, on par
-      // with the chain, which needs n - 1 hops where it needs log2 n).
-      return bytes <= kTreeMaxBytes && args.nranks > 2 ? "binomial" : "ring";
+      // Small: the binomial tree, as few hops as the double tree with half the messages per
+      // rank, once the chain's n - 1 hops exceed its log2 n by more than one; up to
+      // kChainMaxRanks the chain, which lets back-to-back broadcasts overlap.
+      if (bytes <= kTreeMaxBytes && args.nranks > kChainMaxRanks) return "binomial";
+      return "ring";
     case CollKind::kAllToAll:
     case CollKind::kAllToAllv:
       // Each block crosses one link; the ring relay moves ~n/2 times more data.

@@ -137,13 +137,15 @@ TEST(BinomialBroadcastTest, UsesLogarithmicHopsAndOneMessagePerRankAndChunk) {
   }
 }
 
-TEST(BinomialBroadcastTest, SelectedForSmallBroadcastsOnMoreThanTwoRanks) {
-  CollArgs small = argsFor({4, 0, 16, kWhole, false}, 0);
-  EXPECT_STREQ(defaultAlgorithm(small).name, "binomial");
-  CollArgs pair = argsFor({2, 0, 16, kWhole, false}, 0);
-  EXPECT_STREQ(defaultAlgorithm(pair).name, "ring");
-  CollArgs large = argsFor({4, 0, 1 << 20, kWhole, false}, 0);
-  EXPECT_STREQ(defaultAlgorithm(large).name, "ring");
+TEST(BinomialBroadcastTest, SelectedForSmallBroadcastsOnMoreThanFourRanks) {
+  for (int n : {5, 8, 64}) {
+    EXPECT_STREQ(defaultAlgorithm(argsFor({n, 0, 16, kWhole, false}, 0)).name, "binomial") << n;
+    // Above 64 KiB the chain pipelines the chunks.
+    EXPECT_STREQ(defaultAlgorithm(argsFor({n, 0, 1 << 20, kWhole, false}, 0)).name, "ring") << n;
+  }
+  for (int n : {2, 3, 4}) {
+    EXPECT_STREQ(defaultAlgorithm(argsFor({n, 0, 16, kWhole, false}, 0)).name, "ring") << n;
+  }
 }
 
 }  // namespace
