@@ -13,12 +13,12 @@ namespace braid::coll {
 
 namespace {
 
-// Below this many bytes per rank (and with more than two ranks) rooted
-// collectives, and all-reduces too large for recursive doubling (below), use
-// the double binary tree. Small messages are bound by per-hop latency: the
-// tree needs O(log n) hops in sequence where the ring needs O(n) (2(n-1) for
-// all-reduce). Large ones are bound by bandwidth, where
-// the ring is optimal (each rank sends 2(n-1)/n of the buffer for all-reduce)
+// Below this many bytes per rank (and with more than two ranks) reduce, and
+// all-reduces too large for recursive doubling (below), use the double binary
+// tree; broadcast goes direct or binomial (kDirectBroadcastMaxRanks). Small messages are
+// bound by per-hop latency: the tree needs O(log n) hops in sequence where the
+// ring needs O(n) (2(n-1) for all-reduce). Large ones are bound by bandwidth,
+// where the ring is optimal (each rank sends 2(n-1)/n of the buffer for all-reduce)
 // and pipelines without the tree's fill and drain. 64 KiB is where, on shared
 // memory and TCP alike, a few microseconds per hop times the extra hops stop
 // mattering next to the transfer itself. With two ranks both are one hop.
@@ -42,6 +42,9 @@ constexpr size_t kRecursiveDoublingMaxBytes = 16 << 10;
 // had direct 1.5-1.9x faster than the tree from 64 B to 16 KiB and 1.08x at
 // 64 KiB. The root's n-1 sends (against the tree's two) keep it to few ranks.
 constexpr int kDirectBroadcastMaxRanks = 4;
+// Above it, small broadcasts take the binomial tree: as few hops as the double tree with half
+// the messages per rank. 4 ranks on the 2-core VM over TCP (perf/ab, 8 B-32 KiB): the chain
+// and the binomial tree both ran 1.2-1.4x the double tree's busbw.
 
 const std::vector<Algorithm>& registry() {
   // Per collective, the large-message default comes first (algorithmNames keeps this order).
@@ -54,6 +57,7 @@ const std::vector<Algorithm>& registry() {
       {"hiertree", CollKind::kAllReduce, supportsHierarchical, buildHierarchicalTreeAllReduce},
       {"ring", CollKind::kBroadcast, nullptr, buildRingBroadcast},
       {"tree", CollKind::kBroadcast, nullptr, buildTreeBroadcast},
+      {"binomial", CollKind::kBroadcast, nullptr, buildBinomialBroadcast},
       {"hier", CollKind::kBroadcast, supportsHierarchical, buildHierarchicalBroadcast},
       {"direct", CollKind::kBroadcast, nullptr, buildDirectBroadcast},
       {"ring", CollKind::kReduce, nullptr, buildRingReduce},
@@ -90,13 +94,15 @@ const char* ruleOfThumb(const CollArgs& args) {
         return "rd";
       }
       [[fallthrough]];
-    case CollKind::kBroadcast:
     case CollKind::kReduce:
-      if (args.kind == CollKind::kBroadcast && bytes <= kTreeMaxBytes && args.nranks > 2 &&
-          args.nranks <= kDirectBroadcastMaxRanks) {
-        return "direct";
-      }
       return bytes <= kTreeMaxBytes && args.nranks > 2 ? "tree" : "ring";
+    case CollKind::kBroadcast:
+      // Small: one hop from the root on a few ranks, the binomial tree above; large: the
+      // pipelined chain.
+      if (bytes <= kTreeMaxBytes && args.nranks > 2) {
+        return args.nranks <= kDirectBroadcastMaxRanks ? "direct" : "binomial";
+      }
+      return "ring";
     case CollKind::kAllToAll:
     case CollKind::kAllToAllv:
       // Each block crosses one link; the ring relay moves ~n/2 times more data.

@@ -32,6 +32,9 @@ Schedule buildDirectAllGather(const CollArgs& args);
 
 Schedule buildDisseminationBarrier(const CollArgs& args);
 
+/// Binomial tree ("binomial"): Broadcast only, the small-message default for > 2 ranks.
+Schedule buildBinomialBroadcast(const CollArgs& args);
+
 /// Recursive doubling ("rd"): AllReduce only, and not floating min/max (see its file).
 bool supportsRecursiveDoublingAllReduce(const CollArgs& args);
 Schedule buildRecursiveDoublingAllReduce(const CollArgs& args);

@@ -144,7 +144,7 @@ Result<Config> Config::fromEnv() {
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SHM_SINGLE_COPY_BYTES", 0, &c.shmSingleCopyBytes));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_STREAM_STORE_BYTES", 0, &c.streamStoreBytes));
   if (const char* v = std::getenv("BRAID_SOCKET_IFNAME")) c.socketIfname = v;
-  BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_NSTREAMS", 1, 64, &c.socketStreams));
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_NSTREAMS", 0, 64, &c.socketStreams));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_BUFFER_BYTES", 4096, &c.socketBufferBytes));
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SPIN", -1, 100000000, &c.spinIterations));
   int check = 0;

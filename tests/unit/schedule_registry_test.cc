@@ -67,7 +67,7 @@ TEST(AlgorithmRegistryTest, DefaultsFollowSizeAndRankCount) {
   CollArgs floatMax = argsOf(CollKind::kAllReduce, 1, 4);
   floatMax.op = braidMax;  // not bitwise commutative on floats: rd declines it
   EXPECT_STREQ(defaultAlgorithm(floatMax).name, "tree");
-  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, 100, 8)).name, "tree");
+  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, 100, 8)).name, "binomial");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kReduce, 100, 3)).name, "tree");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllGather, 100, 8)).name, "ring");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kReduceScatter, 100, 8)).name, "ring");

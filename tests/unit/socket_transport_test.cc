@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "support/local_bootstrap.h"
 #include "transports/socket/socket_connector.h"
+#include "transports/socket/socket_setup.h"
 #include "transports/socket/socket_util.h"
 #include "transports/socket/socket_wire.h"
 
@@ -133,17 +134,16 @@ TEST_P(SocketPingPong, EchoesAndExchanges) {
   expectAllOk(results);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, SocketPingPong,
-                         ::testing::Values(PingPongCase{1, 0}, PingPongCase{1, 1},
-                                           PingPongCase{1, 7}, PingPongCase{1, (1 << 20) + 3},
-                                           PingPongCase{1, 16 << 20}, PingPongCase{4, 0},
-                                           PingPongCase{4, 1}, PingPongCase{4, 7},
-                                           PingPongCase{4, (1 << 20) + 3},
-                                           PingPongCase{4, 16 << 20}),
-                         [](const auto& info) {
-                           return "streams" + std::to_string(info.param.streams) + "_bytes" +
-                                  std::to_string(info.param.bytes);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, SocketPingPong,
+    ::testing::Values(PingPongCase{1, 0}, PingPongCase{1, 1}, PingPongCase{1, 7},
+                      PingPongCase{1, (1 << 20) + 3}, PingPongCase{1, 16 << 20}, PingPongCase{4, 0},
+                      PingPongCase{4, 1}, PingPongCase{4, 7}, PingPongCase{4, (1 << 20) + 3},
+                      PingPongCase{4, 16 << 20}, PingPongCase{0, (1 << 20) + 3}),
+    [](const auto& info) {
+      return "streams" + std::to_string(info.param.streams) + "_bytes" +
+             std::to_string(info.param.bytes);
+    });
 
 // Varied sizes, all sends posted at once, receives posted in batches while
 // data is already arriving (streams stall, then resume), order preserved.
@@ -564,6 +564,32 @@ TEST(SocketUtil, ParsesAddresses) {
   for (const char* bad : {"127.0.0.1", "::1:80", "host:", ":80", "1.2.3.4:99999", "1.2.3.4:x"}) {
     EXPECT_FALSE(socket::parseAddress(bad).isOk()) << bad;
   }
+}
+
+// BRAID_SOCKET_NSTREAMS=0 (the default): one stream when all ranks share an IP
+// address, two across hosts; an explicit count always wins.
+TEST(SocketUtil, AutomaticStreamCountFollowsHosts) {
+  auto at = [](const char* text) { return socket::parseAddress(text).value(); };
+  const std::vector<socket::SocketAddress> oneHost = {at("10.1.2.3:4000"), at("10.1.2.3:4001"),
+                                                      at("10.1.2.3:5")};
+  const std::vector<socket::SocketAddress> twoHosts = {at("10.1.2.3:4000"), at("10.1.2.4:4000")};
+  const std::vector<socket::SocketAddress> families = {at("127.0.0.1:1"), at("[::1]:1")};
+  EXPECT_EQ(socket::streamsFor(0, oneHost), 1);
+  EXPECT_EQ(socket::streamsFor(0, twoHosts), socket::kStreamsAcrossHosts);
+  EXPECT_EQ(socket::streamsFor(0, families), socket::kStreamsAcrossHosts);
+  EXPECT_EQ(socket::streamsFor(3, oneHost), 3);
+  EXPECT_EQ(socket::streamsFor(1, twoHosts), 1);
+
+  std::vector<int> counts(3, -1);
+  auto results = runRanks(3, [&](int rank, Bootstrap& b) -> Status {
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(0)));
+    auto* peer = dynamic_cast<socket::SocketConnector*>(t->connector((rank + 1) % 3));
+    if (peer == nullptr) return internalError("not a socket connector");
+    counts[rank] = peer->streamCount();
+    return Status::ok();
+  });
+  expectAllOk(results);
+  EXPECT_EQ(counts, std::vector<int>(3, 1));
 }
 
 TEST(SocketUtil, ListenConnectAndTransferWithDeadlines) {

@@ -133,6 +133,8 @@ class SocketConnector final : public Connector {
   Status receivePayload(Stream& s, int index, size_t* moved, bool* closed);
   void finishFragment(Stream& s);
   bool stalled(const Stream& s) const;
+  /// True while a posted receive is not complete.
+  bool awaitsData() const;
   void retireFinished();
   Status checkPeerAlive();
   Status fail(Status status);

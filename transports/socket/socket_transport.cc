@@ -183,9 +183,10 @@ class SocketTransport final : public Transport {
 
 Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, const Config& config,
                                                          std::vector<bool> selection) {
-  if (config.socketStreams < 1 || config.socketStreams > 64) {
-    return invalidArgument("socket transport: BRAID_SOCKET_NSTREAMS must be in 1..64, got " +
-                           std::to_string(config.socketStreams));
+  if (config.socketStreams < 0 || config.socketStreams > 64) {
+    return invalidArgument(
+        "socket transport: BRAID_SOCKET_NSTREAMS must be in 0..64 (0: automatic), got " +
+        std::to_string(config.socketStreams));
   }
   socket::SetupOptions options;
   options.ifname = config.socketIfname;

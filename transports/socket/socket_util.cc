@@ -83,6 +83,17 @@ bool SocketAddress::isLoopback() const {
   return (ip >> 24) == 127;
 }
 
+bool SocketAddress::sameIp(const SocketAddress& other) const {
+  if (family() != other.family()) return false;
+  if (family() == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&storage);
+    const auto* b = reinterpret_cast<const sockaddr_in6*>(&other.storage);
+    return std::memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr)) == 0;
+  }
+  return reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr.s_addr ==
+         reinterpret_cast<const sockaddr_in*>(&other.storage)->sin_addr.s_addr;
+}
+
 std::string SocketAddress::toString() const {
   char host[INET6_ADDRSTRLEN] = "?";
   if (family() == AF_INET6) {

@@ -57,6 +57,8 @@ struct SocketAddress {
   int port() const;
   void setPort(int port);
   bool isLoopback() const;
+  /// The same family and IP address (ports may differ).
+  bool sameIp(const SocketAddress& other) const;
   /// "1.2.3.4:5678" or "[::1]:5678".
   std::string toString() const;
 };
