@@ -61,8 +61,8 @@ TEST(DirectAlgorithmsTest, BroadcastIsSelectedForSmallMessagesOnFewRanks) {
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, 2, 4)).name, "direct");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, treeLimit, 3)).name, "direct");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, treeLimit + 1, 4)).name, "ring");
-  // Beyond four ranks the root's n-1 sends outweigh the hop saved: the tree.
-  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, 2, 5)).name, "tree");
+  // Beyond four ranks the root's n-1 sends outweigh the hop saved: the binomial tree.
+  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, 2, 5)).name, "binomial");
   // Two ranks: every algorithm is one hop; the ring stays.
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, 2, 2)).name, "ring");
   // Reduce and all-reduce are unaffected.
