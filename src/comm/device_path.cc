@@ -256,7 +256,7 @@ Status enqueueOnDevice(const Op& op, void* stream) {
     } else {
       // Every rank decided from the same exchanged records, so all fall back together.
       BRAID_WARN("%s; device buffers go through the host proxy instead",
-                     attached.message().c_str());
+                 attached.message().c_str());
       peerCandidates().erase(op.comm);
       recount();
     }

@@ -22,7 +22,8 @@ struct Config {
   size_t shmSlotBytes = 128 << 10;  // BRAID_SHM_SLOT_BYTES: one FIFO slot
   int shmSlots = 8;                 // BRAID_SHM_SLOTS: FIFO depth per peer and direction
   // BRAID_SHM_SINGLE_COPY_BYTES: CMA single copy for messages of at least this many bytes; 0 off;
-  // unset (kAutoBytes): from 256 KiB, for send buffers in huge pages (transports/shm/single_copy.h).
+  // unset (kAutoBytes): from 256 KiB, for send buffers in huge pages
+  // (transports/shm/single_copy.h).
   size_t shmSingleCopyBytes = kAutoBytes;
   // BRAID_STREAM_STORE_BYTES: a receive into a buffer of at least this many bytes writes it
   // with non-temporal stores (collectives/host/copy.h); 0 off; unset (kAutoBytes): each local
@@ -30,8 +31,8 @@ struct Config {
   static constexpr size_t kAutoBytes = ~size_t{0};
   size_t streamStoreBytes = kAutoBytes;
   // Socket transport.
-  std::string socketIfname;            // BRAID_SOCKET_IFNAME: interface (prefix) to use
-  int socketStreams = 2;               // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
+  std::string socketIfname;  // BRAID_SOCKET_IFNAME: interface (prefix) to use
+  int socketStreams = 2;     // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
   size_t socketBufferBytes = 4 << 20;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/SO_RCVBUF
   int spinIterations = -1;             // BRAID_SPIN: polls before a waiter yields; -1: auto
   bool checkArguments = false;         // BRAID_CHECK=1: compare arguments across ranks
