@@ -135,6 +135,16 @@ Status validate(const Op& op) {
     if (op.sendCounts.empty() || op.recvCounts.empty()) {
       return bad(op, "sendcounts, sdispls, recvcounts and rdispls must not be NULL");
     }
+    // The block a rank sends itself is its own receive block: the sizes must agree (the
+    // schedule copies it locally, so no peer would notice a mismatch).
+    const size_t self = static_cast<size_t>(comm.rank());
+    if (op.sendCounts[self] != op.recvCounts[self]) {
+      return bad(op, "sendcounts[" + std::to_string(self) + "] = " +
+                         std::to_string(op.sendCounts[self]) + " but recvcounts[" +
+                         std::to_string(self) + "] = " + std::to_string(op.recvCounts[self]) +
+                         ": what rank " + std::to_string(self) + " sends itself must match " +
+                         "what it receives from itself");
+    }
   }
   const size_t limit = SIZE_MAX / 64 / static_cast<size_t>(n);
   if (op.count > limit) return bad(op, "count " + std::to_string(op.count) + " is too large");
