@@ -139,8 +139,8 @@ Status validate(const Op& op) {
     // schedule copies it locally, so no peer would notice a mismatch).
     const size_t self = static_cast<size_t>(comm.rank());
     if (op.sendCounts[self] != op.recvCounts[self]) {
-      return bad(op, "sendcounts[" + std::to_string(self) + "] = " +
-                         std::to_string(op.sendCounts[self]) + " but recvcounts[" +
+      return bad(op, "sendcounts[" + std::to_string(self) +
+                         "] = " + std::to_string(op.sendCounts[self]) + " but recvcounts[" +
                          std::to_string(self) + "] = " + std::to_string(op.recvCounts[self]) +
                          ": what rank " + std::to_string(self) + " sends itself must match " +
                          "what it receives from itself");
