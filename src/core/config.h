@@ -32,7 +32,7 @@ struct Config {
   size_t streamStoreBytes = kAutoBytes;
   // Socket transport.
   std::string socketIfname;  // BRAID_SOCKET_IFNAME: interface (prefix) to use
-  int socketStreams = 2;     // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
+  int socketStreams = 0;     // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
   size_t socketBufferBytes = 4 << 20;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/SO_RCVBUF
   int spinIterations = -1;             // BRAID_SPIN: polls before a waiter yields; -1: auto
   bool checkArguments = false;         // BRAID_CHECK=1: compare arguments across ranks

@@ -2,7 +2,9 @@
 // on one connector over socketpairs with the test as the peer:
 //  - a notice names its origin, also when it arrives in dribbles on a stream
 //    while another stream is stalled on a message not yet posted;
-//  - a notice on one stream wins over the EOF of another stream of the peer;
+//  - a notice on one stream wins over the EOF of another stream of the peer,
+//    also behind a fragment of a message not yet posted, and over a send
+//    that fails on the very stream that holds it (one stream per peer);
 //  - malformed notices are rejected, naming the peer;
 //  - a sender finishes the fragment in flight before the notice, so the byte
 //    stream stays framed (parsed here independently of the connector);
@@ -112,6 +114,46 @@ TEST(SocketNotice, WinsOverTheEofOfAnotherStream) {
   Status st = link.pump();
   EXPECT_EQ(st.peer(), 2) << st.message();
   EXPECT_NE(st.message().find("rank 2 failed (reported by rank 1): stalled"), std::string::npos)
+      << st.message();
+}
+
+// One stream per peer: the peer sent a fragment this rank has no receive
+// posted for, then its notice, and closed. This rank's next send fails on
+// that stream, and the notice is found behind the unread fragment.
+TEST(SocketNotice, FoundOnTheStreamWhoseSendFailed) {
+  Link link(1);
+  socket::FrameHeader early{0, 4, 0, 4, socket::kFrameMagic};
+  link.write(0, &early, sizeof(early));
+  link.write(0, "data", 4);
+  const std::string notice = noticeBytes(2, "killed");
+  link.write(0, notice.data(), notice.size());
+  link.theirs[0] = socket::Fd();  // closed with this rank's bytes unread
+  uint8_t payload[64] = {};
+  Request r;
+  ASSERT_TRUE(link.conn->postSend(payload, sizeof(payload), &r).isOk());
+  Status st = link.pump();
+  EXPECT_EQ(st.code(), braidRemoteError);
+  EXPECT_EQ(st.peer(), 2) << st.message();
+  EXPECT_NE(st.message().find("rank 2 failed (reported by rank 1): killed"), std::string::npos)
+      << st.message();
+}
+
+// Two streams: one ends while the other stalls on a message not yet posted
+// with the notice behind it; the notice still wins over the EOF.
+TEST(SocketNotice, FoundBehindAStalledFragmentOfAnotherStream) {
+  Link link(2);
+  uint8_t buffer[8];
+  Request r;
+  ASSERT_TRUE(link.conn->postRecv(RecvSink{buffer}, sizeof(buffer), &r).isOk());
+  socket::FrameHeader later{1, 3, 0, 3, socket::kFrameMagic};
+  link.write(1, &later, sizeof(later));
+  link.write(1, "abc", 3);
+  const std::string notice = noticeBytes(3, "stalled");
+  link.write(1, notice.data(), notice.size());
+  ::shutdown(link.theirs[0].get(), SHUT_RDWR);
+  Status st = link.pump();
+  EXPECT_EQ(st.peer(), 3) << st.message();
+  EXPECT_NE(st.message().find("rank 3 failed (reported by rank 1): stalled"), std::string::npos)
       << st.message();
 }
 

@@ -579,6 +579,7 @@ TEST(SocketUtil, AutomaticStreamCountFollowsHosts) {
   EXPECT_EQ(socket::streamsFor(0, families), socket::kStreamsAcrossHosts);
   EXPECT_EQ(socket::streamsFor(3, oneHost), 3);
   EXPECT_EQ(socket::streamsFor(1, twoHosts), 1);
+  EXPECT_EQ(Config{}.socketStreams, 0) << "automatic is the default";
 
   std::vector<int> counts(3, -1);
   auto results = runRanks(3, [&](int rank, Bootstrap& b) -> Status {

@@ -89,10 +89,12 @@ Status SocketConnector::progress(bool* progressed) {
   for (int i = 0; i < streamCount(); ++i) {
     Status s = pumpSend(i, progressed);
     if (s.isOk()) s = pumpRecv(i, progressed);
-    if (!s.isOk()) return fail(preferNotice(std::move(s), i));
+    if (!s.isOk()) return fail(preferNotice(std::move(s)));
   }
   retireFinished();
-  return fail(checkPeerAlive());
+  Status alive = checkPeerAlive();
+  if (!alive.isOk()) return fail(preferNotice(std::move(alive)));
+  return Status::ok();
 }
 
 uint32_t SocketConnector::wantedEvents(int index) const {

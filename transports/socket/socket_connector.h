@@ -127,7 +127,8 @@ class SocketConnector final : public Connector {
     return s.in.headerGot == sizeof(FrameHeader) && s.in.header.magic == kNoticeMagic;
   }
   Status readNotice(Stream& s, int index);
-  Status preferNotice(Status error, int failedStream);
+  Status preferNotice(Status error);
+  void salvageNotice(int index);
   bool finishOutFragment(Stream& s);
   Status sendControl(int index, bool* flushed);
   Status receivePayload(Stream& s, int index, size_t* moved, bool* closed);

@@ -17,8 +17,10 @@
 // the receiver's byte stream in step. A receiver reads a notice whether or
 // not it has a receive posted for that peer (the transport progresses every
 // connector with an event), though not behind a data header that waits for
-// one; it prefers a notice to the EOF that follows it on another stream of
-// the same peer.
+// one. Once a link fails (an EOF, a reset, a send that meets the reset), the
+// receiver looks for a notice on every stream of that peer, skipping data it
+// will never deliver, and prefers it to its own first-hand error: with one
+// stream per peer, the stream that failed is the one that holds the notice.
 //
 // Wait reports. A rank that waited BRAID_TIMEOUT for rank P queues a report
 // "I wait for P" to every peer, sent between two fragments on stream 0; the
@@ -169,17 +171,59 @@ Status SocketConnector::readNotice(Stream& s, int index) {
   return notice_;
 }
 
-// When one stream of the peer fails (EOF, reset), another may still hold the
-// notice the peer wrote before closing: it names the true origin, so read it.
-Status SocketConnector::preferNotice(Status error, int failedStream) {
-  if (!notice_.isOk()) return notice_;
-  for (int i = 0; i < streamCount(); ++i) {
-    if (i == failedStream) continue;
-    bool ignored = false;
-    (void)pumpRecv(i, &ignored);
-    if (!notice_.isOk()) return notice_;
+// When a stream of the peer fails (EOF, a reset, a send that meets the
+// reset), the notice the peer wrote before closing may still be unread: on
+// another stream, or on this very one, behind a fragment this rank had no
+// receive posted for yet. A reset ends sends at once, but Linux keeps what
+// arrived before it readable, so with one stream per peer the notice is
+// found only here. It names the true origin, so look for it on every stream.
+Status SocketConnector::preferNotice(Status error) {
+  for (int i = 0; i < streamCount() && notice_.isOk(); ++i) salvageNotice(i);
+  return notice_.isOk() ? error : notice_;
+}
+
+// Reads what stream `index` holds now, skipping data fragments (the link is
+// failing, so no receive will complete), until a notice, the end of the
+// stream, an empty socket buffer or bytes that are not a frame. Bounded: a
+// live peer that keeps sending cannot keep this rank here.
+void SocketConnector::salvageNotice(int index) {
+  constexpr size_t kMostSkipped = 64 << 20;  // more than any socket buffer holds
+  Stream& s = streams_[index];
+  uint8_t skip[16 << 10];
+  size_t skipped = 0;
+  while (!s.eof && notice_.isOk() && skipped < kMostSkipped) {
+    InFragment& in = s.in;
+    uint8_t* into = skip;
+    size_t want = sizeof(skip);
+    if (in.headerGot < sizeof(FrameHeader)) {
+      into = reinterpret_cast<uint8_t*>(&in.header) + in.headerGot;
+      want = sizeof(FrameHeader) - in.headerGot;
+    } else if (isNotice(s)) {
+      (void)readNotice(s, index);  // sets notice_ once it is complete
+      // Not consumed: a corrupt notice, or its text is still on its way.
+      if (isNotice(s)) return;
+      continue;
+    } else if (in.header.magic != kFrameMagic || in.header.length > kFragmentBytes) {
+      return;  // not a frame: nothing after it can be parsed
+    } else if (in.payloadGot == in.header.length) {
+      in = InFragment{};  // skipped: on to the next header
+      continue;
+    } else {
+      want = std::min(want, in.header.length - in.payloadGot);
+    }
+    Result<IoResult> r = recvSome(s.fd.get(), into, want);
+    if (!r.isOk() || r->closed) {
+      s.eof = true;
+      return;
+    }
+    if (r->bytes == 0) return;
+    if (in.headerGot < sizeof(FrameHeader)) {
+      in.headerGot += r->bytes;
+    } else {
+      in.payloadGot += r->bytes;
+      skipped += r->bytes;
+    }
   }
-  return error;
 }
 
 }  // namespace braid::transport::socket

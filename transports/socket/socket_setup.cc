@@ -199,10 +199,8 @@ bool selected(const SetupOptions& options, int peer) {
 // sending and once by the receiving core whatever the stream count, so extra
 // streams only add system calls and fragment headers: on the 2-core VM, paired
 // runs (perf/ab, 2 ranks) measured one stream 1.5x two at 2 MiB broadcast and
-// all-to-all, 1.07-1.12x at 16 MiB and on par at 128 MiB. Not the default yet:
-// with one stream, a rank whose send meets a peer's reset can lose the abort
-// notice queued behind it and blame the wrong rank (faults_socket_kill-during
-// and _cut fail with BRAID_SOCKET_NSTREAMS=1, before this change too).
+// all-to-all, 1.07-1.12x at 16 MiB and on par at 128 MiB. With one stream a
+// peer's abort notice is read from the stream that failed (socket_notice.cc).
 int streamsFor(int requested, const std::vector<SocketAddress>& addresses) {
   if (requested > 0) return requested;
   for (const SocketAddress& a : addresses) {
