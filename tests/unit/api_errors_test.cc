@@ -233,8 +233,8 @@ TEST_F(ApiErrorsOnCommTest, BadTypeOpRootAndPeerAreNamed) {
     // Each rank's block for itself: 1 element sent, 2 expected. Only the rank itself can
     // see it, so validation must catch it on every rank before anything moves.
     const size_t sendCounts[2] = {1, 1}, recvCounts[2] = {2, 2}, displs[2] = {0, 2};
-    expectError(braidAllToAllv(b, sendCounts, displs, b + 8, recvCounts, displs, braidFloat64,
-                               comm, nullptr),
+    expectError(braidAllToAllv(b, sendCounts, displs, b + 8, recvCounts, displs, braidFloat64, comm,
+                               nullptr),
                 braidInvalidArgument, comm, {"sendcounts[", "recvcounts["},
                 "AllToAllv(own block 1 vs 2)");
     expectUsable(comm, 2);
