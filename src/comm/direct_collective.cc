@@ -71,22 +71,12 @@ Status drive(Comm& comm, const Op& op, ScheduleCache::Run& run) {
       if (stall.reportFirst(comm, peer, idle)) continue;
       return stallError(comm, op.apiName, idle.timeoutSeconds(), runner.describePending(), peer);
     }
-    switch (idle.next()) {
-      case IdleWait::Pause::kSpin:
-        IdleWait::cpuRelax();
-        break;
-      case IdleWait::Pause::kYield:
-        IdleWait::yield();  // oversubscribed cores: let the peer we wait for run
-        break;
-      case IdleWait::Pause::kSleep: {
-        comm.flightRecorder().snapshot(run.runners);  // what a signal or a timeout would print
-        transport::Transport* t = comm.transport();
-        s = t != nullptr ? t->waitForActivity(idle.deadline(), 100)
-                         : internalError("a single-rank communicator waits for a peer");
-        if (!s.isOk()) return inCall(s, op.apiName, comm.rank());
-        break;
-      }
-    }
+    if (idle.pauseBriefly()) continue;
+    comm.flightRecorder().snapshot(run.runners);  // what a signal or a timeout would print
+    transport::Transport* t = comm.transport();
+    s = t != nullptr ? t->waitForActivity(idle.deadline(), 100)
+                     : internalError("a single-rank communicator waits for a peer");
+    if (!s.isOk()) return inCall(s, op.apiName, comm.rank());
   }
 }
 

@@ -263,26 +263,16 @@ Status waitLoop(std::vector<CommWork>& works) {
       return failAll(works, stallError(*waiting->comm(), waiting->currentApi(), timeout,
                                        waiting->describePending(), peer));
     }
-    switch (idle.next()) {
-      case IdleWait::Pause::kSpin:
-        IdleWait::cpuRelax();
-        break;
-      case IdleWait::Pause::kYield:
-        IdleWait::yield();  // oversubscribed cores: let the peer we wait for run
-        break;
-      case IdleWait::Pause::kSleep: {
-        // Sleep in the transport; with several communicators, only briefly,
-        // since one transport cannot hear another's peers.
-        int maxWaitMs = works.size() == 1 ? 100 : 1;
-        for (auto& w : works) w.snapshot();  // what a signal or a timeout would print
-        transport::Transport* t = waiting->comm()->transport();
-        Status s = t != nullptr ? t->waitForActivity(idle.deadline(), maxWaitMs)
-                                : internalError("a single-rank communicator waits for a peer");
-        if (!s.isOk()) {
-          return failAll(works, inCall(s, waiting->currentApi(), waiting->comm()->rank()));
-        }
-        break;
-      }
+    if (idle.pauseBriefly()) continue;
+    // Sleep in the transport; with several communicators, only briefly,
+    // since one transport cannot hear another's peers.
+    int maxWaitMs = works.size() == 1 ? 100 : 1;
+    for (auto& w : works) w.snapshot();  // what a signal or a timeout would print
+    transport::Transport* t = waiting->comm()->transport();
+    Status s = t != nullptr ? t->waitForActivity(idle.deadline(), maxWaitMs)
+                            : internalError("a single-rank communicator waits for a peer");
+    if (!s.isOk()) {
+      return failAll(works, inCall(s, waiting->currentApi(), waiting->comm()->rank()));
     }
   }
 }

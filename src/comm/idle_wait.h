@@ -58,6 +58,22 @@ class IdleWait {
     return Pause::kSleep;
   }
 
+  /// Spends this idle round spinning or yielding, as next() says; false when the round
+  /// is the caller's to sleep (in its transport, which only the caller knows).
+  bool pauseBriefly() {
+    switch (next()) {
+      case Pause::kSpin:
+        cpuRelax();
+        return true;
+      case Pause::kYield:
+        yield();  // oversubscribed cores: let the peer we wait for run
+        return true;
+      case Pause::kSleep:
+        break;
+    }
+    return false;
+  }
+
   /// The deadline for a sleep (armed: sleeping rounds are check points).
   const Deadline& deadline() const { return deadline_; }
   double timeoutSeconds() const { return timeoutSeconds_; }
