@@ -1,8 +1,8 @@
 // CUDA graph capture of collectives on the kernel path: braidCommInitAll with every rank on
 // GPU 0, each rank's calls captured from its own stream into its own graph, and the graphs
 // replayed several times with new inputs, every result checked against the float64
-// reference. Capture can work here because the FIFO counters live in device memory and only
-// grow (collectives/device/fifo.h): a replayed kernel continues from wherever the last call
+// reference. Capture can work here because the FIFO counters and ends live in device memory and
+// only grow (collectives/device/fifo.h): a replayed kernel continues from wherever the last call
 // left them, exactly like a fresh launch. The first call of a shape uploads its plan
 // (cudaMalloc), so each test makes one uncaptured warm-up call first, as NCCL asks of its
 // users before capture.
