@@ -46,10 +46,6 @@ SlabLayout layoutFor(const Op& op, BufferBytes bytes) {
   return layout;
 }
 
-Status enqueueError(const Op& op, const Status& s) {
-  return s.withContext(std::string(op.apiName) + " (device buffers through the host proxy)");
-}
-
 }  // namespace
 
 Result<std::unique_ptr<DeviceProxy>> DeviceProxy::create(Comm* comm, std::shared_ptr<StreamOps> ops,
@@ -69,27 +65,51 @@ DeviceProxy::DeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t piec
 DeviceProxy::~DeviceProxy() { shutdown(); }
 
 Status DeviceProxy::enqueue(const Op& op, void* stream) {
+  // Every piece's copy out first, then each piece's wait and copy back: the stream copies
+  // ahead while the proxy thread runs the piece before (pipeline_pieces.h).
+  std::vector<Pending> items;
+  for (const Op& piece : pipelinePieces(op, pieceBytes_)) {
+    items.emplace_back();
+    items.back().parts.push_back(Part{piece, piece, stream});
+  }
+  return enqueueItems(op.apiName, std::move(items));
+}
+
+Status DeviceProxy::enqueueGroup(const std::vector<Op>& ops, const std::vector<void*>& streams) {
+  std::vector<Pending> items(1);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    items[0].parts.push_back(Part{ops[i], ops[i], streams[i]});
+  }
+  return enqueueItems("braidGroupEnd", std::move(items));
+}
+
+Status DeviceProxy::enqueueItems(const char* apiName, std::vector<Pending> items) {
   std::lock_guard<std::mutex> order(enqueueMu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return invalidUsage(std::string(op.apiName) + ": the communicator is closing");
+    if (stopping_) return invalidUsage(std::string(apiName) + ": the communicator is closing");
   }
-  // Every piece's copy out first, then each piece's wait and copy back: the stream copies
-  // ahead while the proxy thread runs the piece before (pipeline_pieces.h).
-  const std::vector<Op> pieces = pipelinePieces(op, pieceBytes_);
-  std::vector<Pending> staged(pieces.size());
   Status s;
-  for (size_t i = 0; i < pieces.size() && s.isOk(); ++i) {
-    staged[i].op = pieces[i];
-    s = stageIn(pieces[i], stream, &staged[i]);
+  for (size_t i = 0; i < items.size() && s.isOk(); ++i) {
+    for (size_t j = 0; j < items[i].parts.size() && s.isOk(); ++j) {
+      s = stageIn(&items[i].parts[j]);
+    }
+    if (!s.isOk()) break;  // a partly staged item is never numbered: no stream waits for it
+    std::lock_guard<std::mutex> lock(mu_);
+    items[i].sequence = ++enqueued_;
+    if (items[i].sequence == 0) items[i].sequence = ++enqueued_;  // 0 means "none"
   }
-  for (size_t i = 0; i < pieces.size() && s.isOk(); ++i) s = stageOut(pieces[i], stream, staged[i]);
+  for (size_t i = 0; i < items.size() && s.isOk(); ++i) {
+    for (size_t j = 0; j < items[i].parts.size() && s.isOk(); ++j) {
+      s = stageOut(items[i].parts[j], items[i].sequence);
+    }
+  }
   if (!s.isOk()) {
-    s = enqueueError(op, s);
+    s = s.withContext(std::string(apiName) + " (device buffers through the host proxy)");
     comm_->fail(s);  // the peers must not wait for this rank
   }
   std::lock_guard<std::mutex> lock(mu_);
-  for (Pending& p : staged) {
+  for (Pending& p : items) {
     if (p.sequence == 0) continue;  // never numbered: no stream waits for it
     if (!s.isOk()) p.failed = s;    // published without running
     queue_.push_back(std::move(p));
@@ -98,34 +118,33 @@ Status DeviceProxy::enqueue(const Op& op, void* stream) {
   return s;
 }
 
-Status DeviceProxy::stageIn(const Op& piece, void* stream, Pending* p) {
-  const BufferBytes bytes = bufferBytes(piece);
-  const SlabLayout layout = layoutFor(piece, bytes);
-  BRAID_ASSIGN_OR_RETURN(p->slab, pool_.acquire(layout.bytes));
-  uint8_t* send = p->slab->host + layout.sendOffset;
-  if (piece.send != nullptr) p->op.send = send;
-  if (piece.recv != nullptr) p->op.recv = p->slab->host + layout.recvOffset;
+Status DeviceProxy::stageIn(Part* part) {
+  const Op& op = part->device;
+  const BufferBytes bytes = bufferBytes(op);
+  const SlabLayout layout = layoutFor(op, bytes);
+  BRAID_ASSIGN_OR_RETURN(part->slab, pool_.acquire(layout.bytes));
+  uint8_t* send = part->slab->host + layout.sendOffset;
+  if (op.send != nullptr) part->staged.send = send;
+  if (op.recv != nullptr) part->staged.recv = part->slab->host + layout.recvOffset;
   if (bytes.send > 0) {
     BRAID_RETURN_IF_ERROR(
-        ops_->copyAsync(send, piece.send, bytes.send, StreamOps::Direction::kToHost, stream));
+        ops_->copyAsync(send, op.send, bytes.send, StreamOps::Direction::kToHost, part->stream));
   }
-  BRAID_RETURN_IF_ERROR(ops_->recordEvent(p->slab->ready, stream));
-  std::lock_guard<std::mutex> lock(mu_);
-  p->sequence = ++enqueued_;
-  if (p->sequence == 0) p->sequence = ++enqueued_;  // 0 means "none" (after 2^32 calls)
-  return Status::ok();
+  return ops_->recordEvent(part->slab->ready, part->stream);
 }
 
-Status DeviceProxy::stageOut(const Op& piece, void* stream, const Pending& p) {
-  const BufferBytes bytes = bufferBytes(piece);
-  const SlabLayout layout = layoutFor(piece, bytes);
-  BRAID_RETURN_IF_ERROR(ops_->streamWaitFlag(stream, flag_, p.sequence));
+Status DeviceProxy::stageOut(const Part& part, uint32_t sequence) {
+  const Op& op = part.device;
+  const BufferBytes bytes = bufferBytes(op);
+  const SlabLayout layout = layoutFor(op, bytes);
+  BRAID_RETURN_IF_ERROR(ops_->streamWaitFlag(part.stream, flag_, sequence));
   if (bytes.recv > 0) {
-    BRAID_RETURN_IF_ERROR(ops_->copyAsync(piece.recv, p.slab->host + layout.recvOffset, bytes.recv,
-                                          StreamOps::Direction::kToDevice, stream));
+    BRAID_RETURN_IF_ERROR(ops_->copyAsync(op.recv, part.slab->host + layout.recvOffset,
+                                          bytes.recv, StreamOps::Direction::kToDevice,
+                                          part.stream));
   }
-  BRAID_RETURN_IF_ERROR(ops_->recordEvent(p.slab->done, stream));
-  StagingPool::markRecorded(p.slab);
+  BRAID_RETURN_IF_ERROR(ops_->recordEvent(part.slab->done, part.stream));
+  StagingPool::markRecorded(part.slab);
   return Status::ok();
 }
 
@@ -152,15 +171,19 @@ void DeviceProxy::loop(int device) {
 }
 
 Status DeviceProxy::runOne(const Pending& p) {
-  BRAID_RETURN_IF_ERROR(waitReady(p.slab->ready));
+  for (const Part& part : p.parts) BRAID_RETURN_IF_ERROR(waitReady(part.slab->ready));
   BRAID_RETURN_IF_ERROR(comm_->health());
+  const Op& first = p.parts.front().staged;
   if (comm_->abortRequested()) {
     return Status(braidRemoteError,
-                  std::string(p.op.apiName) + ": braidCommAbort was called before the op ran");
+                  std::string(first.apiName) + ": braidCommAbort was called before the op ran");
   }
   // The host paths themselves (submit() would wait for this very proxy to be idle).
-  if (p.op.kind == OpKind::kCollective) return runCollectiveDirect(p.op);
-  return runOps({&p.op, 1});
+  if (p.parts.size() == 1 && first.kind == OpKind::kCollective) return runCollectiveDirect(first);
+  std::vector<Op> ops;
+  ops.reserve(p.parts.size());
+  for (const Part& part : p.parts) ops.push_back(part.staged);
+  return runOps(ops);
 }
 
 Status DeviceProxy::waitReady(StreamOps::Event ready) {

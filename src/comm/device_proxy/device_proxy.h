@@ -20,6 +20,12 @@
 // Large all-reduce, reduce and broadcast calls are cut into pieces queued as consecutive
 // calls, so copies overlap the host collective (pipeline_pieces.h).
 //
+// Groups (braidGroupStart/End: sends, receives, collectives on one communicator) are one
+// queued item of several parts: each part is staged on its own stream (its own slab and
+// `ready`), the proxy waits for every part's `ready`, runs them together as the host path runs
+// a group (so a send and the matching receive never wait for each other), and one sequence
+// number releases every part's stream.
+//
 // In place: when the buffers overlap (the same buffer, or one inside the other), the slab
 // mirrors their union and each part sits at its offset, so the host collective sees the
 // same aliasing the application passed.
@@ -31,6 +37,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "comm/device_proxy/staging_pool.h"
 #include "comm/device_proxy/stream_ops.h"
@@ -55,9 +62,14 @@ class DeviceProxy {
   DeviceProxy(const DeviceProxy&) = delete;
   DeviceProxy& operator=(const DeviceProxy&) = delete;
 
-  /// Enqueues the validated collective `op` (device buffers) on `stream`; returns once the
-  /// stream work is queued. Errors here also fail the communicator (the peers must learn).
+  /// Enqueues the validated collective or send/recv `op` (device buffers) on `stream`;
+  /// returns once the stream work is queued. Errors here also fail the communicator (the
+  /// peers must learn).
   Status enqueue(const Op& op, void* stream);
+
+  /// Enqueues the validated ops of one group (all on this communicator; ops[i] on
+  /// streams[i]) as one item the proxy runs together; as enqueue() otherwise.
+  Status enqueueGroup(const std::vector<Op>& ops, const std::vector<void*>& streams);
 
   /// Blocks until the proxy thread has finished every op enqueued so far (run or failed).
   /// Host calls on the communicator wait here, so they never share the transport with it.
@@ -71,18 +83,27 @@ class DeviceProxy {
   uint32_t pending() const;
 
  private:
-  struct Pending {
-    Op op;                  // buffers point into the slab
-    uint32_t sequence = 0;  // the flag value that releases its stream; 0 = none
+  // One op of a queued item, on its stream.
+  struct Part {
+    Op device;  // as the application passed it
+    Op staged;  // buffers point into the slab
+    void* stream = nullptr;
     StagingSlab* slab = nullptr;
+  };
+  // What the proxy thread runs at once: one call, one piece of a call, or one group.
+  struct Pending {
+    std::vector<Part> parts;
+    uint32_t sequence = 0;  // the flag value that releases its streams; 0 = none
     Status failed;  // set when its enqueue failed half way: published without running
   };
 
   DeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes);
-  // Phase 1 of one piece: slab, copy out, `ready`, sequence number.
-  Status stageIn(const Op& piece, void* stream, Pending* p);
-  // Phase 3 of one piece: wait for its number, copy back, `done`.
-  Status stageOut(const Op& piece, void* stream, const Pending& p);
+  // Stages `items` (parts' device and stream set) and queues them; `apiName` for errors.
+  Status enqueueItems(const char* apiName, std::vector<Pending> items);
+  // Phase 1 of one part: slab, copy out, `ready`.
+  Status stageIn(Part* part);
+  // Phase 3 of one part: wait for the item's number, copy back, `done`.
+  Status stageOut(const Part& part, uint32_t sequence);
   void loop(int device);
   Status runOne(const Pending& p);
   Status waitReady(StreamOps::Event ready);
