@@ -32,9 +32,8 @@ Status checkNotMixed(const std::vector<Op>& hostOps, const std::vector<Op>& devi
     for (const Op& device : deviceOps) {
       if (host.comm != device.comm) continue;
       return invalidUsage("braidGroupEnd: the group passes host buffers (" +
-                          std::string(host.apiName) + ") and device buffers (" +
-                          device.apiName + ") on the same communicator (rank " +
-                          std::to_string(host.comm->rank()) +
+                          std::string(host.apiName) + ") and device buffers (" + device.apiName +
+                          ") on the same communicator (rank " + std::to_string(host.comm->rank()) +
                           "); put host and device calls in separate groups");
     }
   }

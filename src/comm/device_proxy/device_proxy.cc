@@ -10,6 +10,7 @@
 #include "comm/device_proxy/pipeline_pieces.h"
 #include "comm/direct_collective.h"
 #include "comm/engine.h"
+#include "core/types.h"
 
 namespace braid {
 namespace {
@@ -138,10 +139,20 @@ Status DeviceProxy::stageOut(const Part& part, uint32_t sequence) {
   const BufferBytes bytes = bufferBytes(op);
   const SlabLayout layout = layoutFor(op, bytes);
   BRAID_RETURN_IF_ERROR(ops_->streamWaitFlag(part.stream, flag_, sequence));
-  if (bytes.recv > 0) {
-    BRAID_RETURN_IF_ERROR(ops_->copyAsync(op.recv, part.slab->host + layout.recvOffset,
-                                          bytes.recv, StreamOps::Direction::kToDevice,
-                                          part.stream));
+  const uint8_t* staged = part.slab->host + layout.recvOffset;
+  if (op.kind == OpKind::kCollective && op.coll == coll::CollKind::kAllToAllv) {
+    // Only the blocks received: what lies between them is not the collective's to write.
+    const size_t element = typeSize(op.type);
+    for (size_t peer = 0; peer < op.recvCounts.size(); ++peer) {
+      if (op.recvCounts[peer] == 0) continue;
+      const size_t offset = op.recvDispls[peer] * element;
+      BRAID_RETURN_IF_ERROR(ops_->copyAsync(static_cast<uint8_t*>(op.recv) + offset,
+                                            staged + offset, op.recvCounts[peer] * element,
+                                            StreamOps::Direction::kToDevice, part.stream));
+    }
+  } else if (bytes.recv > 0) {
+    BRAID_RETURN_IF_ERROR(
+        ops_->copyAsync(op.recv, staged, bytes.recv, StreamOps::Direction::kToDevice, part.stream));
   }
   BRAID_RETURN_IF_ERROR(ops_->recordEvent(part.slab->done, part.stream));
   StagingPool::markRecorded(part.slab);

@@ -94,7 +94,7 @@ class DeviceProxy {
   struct Pending {
     std::vector<Part> parts;
     uint32_t sequence = 0;  // the flag value that releases its streams; 0 = none
-    Status failed;  // set when its enqueue failed half way: published without running
+    Status failed;          // set when its enqueue failed half way: published without running
   };
 
   DeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes);
