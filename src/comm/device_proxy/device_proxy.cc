@@ -19,6 +19,8 @@ constexpr size_t kFlagBytes = 64;       // one cache line of its own
 constexpr size_t kPartAlignment = 256;  // keeps the receive part's copy aligned
 constexpr int kSpinPolls = 2000;        // yields before the proxy starts to sleep
 constexpr auto kPollSleep = std::chrono::microseconds(50);
+// Posted mode: how often a call not yet handed over has its stream checked for failure.
+constexpr auto kAnnouncedPoll = std::chrono::milliseconds(1);
 
 // Where the send and receive parts of one op live in its slab.
 struct SlabLayout {
@@ -90,17 +92,28 @@ Status DeviceProxy::enqueueItems(const char* apiName, std::vector<Pending> items
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return invalidUsage(std::string(apiName) + ": the communicator is closing");
   }
-  Status s;
-  for (size_t i = 0; i < items.size() && s.isOk(); ++i) {
+  Result<bool> capturingNow = capturing(items);
+  Status s = capturingNow.status();
+  const bool captured = s.isOk() && *capturingNow;
+  if (!captured) freeRetired();              // frees pinned memory: not while a capture records
+  if (captured) s = enqueueCaptured(items);  // numbered apart: not queued below
+  std::vector<bool> handedOver(items.size(), false);  // posted mode: the stream queues it
+  for (size_t i = 0; i < items.size() && s.isOk() && !captured; ++i) {
     for (size_t j = 0; j < items[i].parts.size() && s.isOk(); ++j) {
       s = stageIn(&items[i].parts[j]);
     }
     if (!s.isOk()) break;  // a partly staged item is never numbered: no stream waits for it
-    std::lock_guard<std::mutex> lock(mu_);
-    items[i].sequence = ++enqueued_;
-    if (items[i].sequence == 0) items[i].sequence = ++enqueued_;  // 0 means "none"
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      items[i].sequence = ++enqueued_;
+      if (items[i].sequence == 0) items[i].sequence = ++enqueued_;  // 0 means "none"
+    }
+    if (posted_) {
+      s = postWhenStaged(&items[i]);
+      handedOver[i] = s.isOk();
+    }
   }
-  for (size_t i = 0; i < items.size() && s.isOk(); ++i) {
+  for (size_t i = 0; i < items.size() && s.isOk() && !captured; ++i) {
     for (size_t j = 0; j < items[i].parts.size() && s.isOk(); ++j) {
       s = stageOut(items[i].parts[j], items[i].sequence);
     }
@@ -110,20 +123,27 @@ Status DeviceProxy::enqueueItems(const char* apiName, std::vector<Pending> items
     comm_->fail(s);  // the peers must not wait for this rank
   }
   std::lock_guard<std::mutex> lock(mu_);
-  for (Pending& p : items) {
-    if (p.sequence == 0) continue;  // never numbered: no stream waits for it
-    if (!s.isOk()) p.failed = s;    // published without running
+  for (size_t i = 0; i < items.size(); ++i) {
+    Pending& p = items[i];
+    if (p.sequence == 0 || handedOver[i]) continue;  // no stream waits for it, or it comes later
+    if (!s.isOk()) p.failed = s;                     // published without running
     queue_.push_back(std::move(p));
   }
   cv_.notify_all();
   return s;
 }
 
+size_t DeviceProxy::slabBytes(const Op& op) { return layoutFor(op, bufferBytes(op)).bytes; }
+
 Status DeviceProxy::stageIn(Part* part) {
+  BRAID_ASSIGN_OR_RETURN(part->slab, pool_.acquire(slabBytes(part->device)));
+  return copyIn(part);
+}
+
+Status DeviceProxy::copyIn(Part* part) {
   const Op& op = part->device;
   const BufferBytes bytes = bufferBytes(op);
   const SlabLayout layout = layoutFor(op, bytes);
-  BRAID_ASSIGN_OR_RETURN(part->slab, pool_.acquire(layout.bytes));
   uint8_t* send = part->slab->host + layout.sendOffset;
   if (op.send != nullptr) part->staged.send = send;
   if (op.recv != nullptr) part->staged.recv = part->slab->host + layout.recvOffset;
@@ -131,14 +151,22 @@ Status DeviceProxy::stageIn(Part* part) {
     BRAID_RETURN_IF_ERROR(
         ops_->copyAsync(send, op.send, bytes.send, StreamOps::Direction::kToHost, part->stream));
   }
+  if (part->slab->ready == nullptr) return Status::ok();  // a captured call's slab
   return ops_->recordEvent(part->slab->ready, part->stream);
 }
 
 Status DeviceProxy::stageOut(const Part& part, uint32_t sequence) {
+  BRAID_RETURN_IF_ERROR(copyOut(part, flag_, sequence));
+  BRAID_RETURN_IF_ERROR(ops_->recordEvent(part.slab->done, part.stream));
+  StagingPool::markRecorded(part.slab);
+  return Status::ok();
+}
+
+Status DeviceProxy::copyOut(const Part& part, const uint32_t* flag, uint32_t value) {
   const Op& op = part.device;
   const BufferBytes bytes = bufferBytes(op);
   const SlabLayout layout = layoutFor(op, bytes);
-  BRAID_RETURN_IF_ERROR(ops_->streamWaitFlag(part.stream, flag_, sequence));
+  BRAID_RETURN_IF_ERROR(ops_->streamWaitFlag(part.stream, flag, value));
   const uint8_t* staged = part.slab->host + layout.recvOffset;
   if (op.kind == OpKind::kCollective && op.coll == coll::CollKind::kAllToAllv) {
     // Only the blocks received: what lies between them is not the collective's to write.
@@ -154,8 +182,6 @@ Status DeviceProxy::stageOut(const Part& part, uint32_t sequence) {
     BRAID_RETURN_IF_ERROR(
         ops_->copyAsync(op.recv, staged, bytes.recv, StreamOps::Direction::kToDevice, part.stream));
   }
-  BRAID_RETURN_IF_ERROR(ops_->recordEvent(part.slab->done, part.stream));
-  StagingPool::markRecorded(part.slab);
   return Status::ok();
 }
 
@@ -166,13 +192,33 @@ void DeviceProxy::loop(int device) {
     Pending p;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) return;
+      while (queue_.empty()) {
+        if (announced_.empty()) {
+          if (stopping_) return;
+          cv_.wait(lock);
+          continue;
+        }
+        // Posted mode: the next call is due from its stream. A stream that failed never
+        // hands it over, so its `ready` is watched meanwhile and the call written off.
+        const Announced next = announced_.front();
+        lock.unlock();
+        Result<StreamOps::EventState> state = ops_->queryEvent(next.ready);
+        lock.lock();
+        if (!state.isOk() && !announced_.empty() && announced_.front().sequence == next.sequence) {
+          announced_.pop_front();
+          Pending failed;
+          failed.sequence = next.sequence;
+          failed.failed = state.status().withContext("the stream of a queued device call");
+          queue_.push_back(std::move(failed));
+        } else if (queue_.empty()) {
+          cv_.wait_for(lock, kAnnouncedPoll);
+        }
+      }
       p = queue_.front();
     }
     Status s = !p.failed.isOk() ? p.failed : !onDevice.isOk() ? onDevice : runOne(p);
     if (!s.isOk()) comm_->fail(s);  // no-op when the host path already failed it
-    publish(p.sequence);
+    publish(p);
     {
       std::lock_guard<std::mutex> lock(mu_);
       queue_.pop_front();
@@ -182,7 +228,10 @@ void DeviceProxy::loop(int device) {
 }
 
 Status DeviceProxy::runOne(const Pending& p) {
-  for (const Part& part : p.parts) BRAID_RETURN_IF_ERROR(waitReady(part.slab->ready));
+  for (const Part& part : p.parts) {
+    // A captured call's slab has no `ready`: its stream handed it over once staged.
+    if (part.slab->ready != nullptr) BRAID_RETURN_IF_ERROR(waitReady(part.slab->ready));
+  }
   BRAID_RETURN_IF_ERROR(comm_->health());
   const Op& first = p.parts.front().staged;
   if (comm_->abortRequested()) {
@@ -213,18 +262,27 @@ Status DeviceProxy::waitReady(StreamOps::Event ready) {
   }
 }
 
-void DeviceProxy::publish(uint32_t sequence) {
-  std::atomic_ref<uint32_t>(*flag_).store(sequence, std::memory_order_release);
+void DeviceProxy::publish(const Pending& p) {
+  if (p.flag != nullptr) {  // a captured call's own flag
+    std::atomic_ref<uint32_t>(*p.flag).store(p.sequence, std::memory_order_release);
+    return;
+  }
+  // Only ever forward: a call written off out of order must not take the flag back below a
+  // number a stream already passed (only this thread writes it).
+  std::atomic_ref<uint32_t> flag(*flag_);
+  if (static_cast<int32_t>(p.sequence - flag.load(std::memory_order_relaxed)) > 0) {
+    flag.store(p.sequence, std::memory_order_release);
+  }
 }
 
 void DeviceProxy::waitIdle() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return queue_.empty(); });
+  cv_.wait(lock, [&] { return queue_.empty() && announced_.empty(); });
 }
 
 uint32_t DeviceProxy::pending() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<uint32_t>(queue_.size());
+  return static_cast<uint32_t>(queue_.size() + announced_.size());
 }
 
 void DeviceProxy::shutdown() {
@@ -237,7 +295,10 @@ void DeviceProxy::shutdown() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  pool_.release();  // waits for the streams' copies back: every flag value is published
+  detachCaptured();  // later replays release their streams without the proxy
+  pool_.release();   // waits for the streams' copies back: every flag value is published
+  if (chain_ != nullptr) ops_->destroyEvent(chain_);
+  chain_ = nullptr;
   if (flag_ != nullptr) ops_->freeHost(flag_);
   flag_ = nullptr;
 }
