@@ -89,6 +89,7 @@ Status DeviceProxy::enqueueCaptured(const std::vector<Pending>& items) {
     BRAID_ASSIGN_OR_RETURN(chain_, ops_->createEvent());
   }
   posted_ = true;  // from now on ordinary calls are handed over in stream order too
+  std::vector<const CapturedItem*> recorded;
   for (const Pending& pending : items) {
     void* stream = pending.parts.front().stream;
     for (const Part& part : pending.parts) {
@@ -133,8 +134,14 @@ Status DeviceProxy::enqueueCaptured(const std::vector<Pending>& items) {
     }
     for (Part& part : item->pending.parts) BRAID_RETURN_IF_ERROR(copyIn(&part));
     BRAID_RETURN_IF_ERROR(ops_->launchHostFunc(stream, &DeviceProxy::postCapturedFromStream, item));
-    for (const Part& part : item->pending.parts)
+    recorded.push_back(item);
+  }
+  // Every piece's copy out and hand-over first, then the waits and copies back: as for
+  // ordinary calls, the copies of one piece overlap the host collective of another.
+  for (const CapturedItem* item : recorded) {
+    for (const Part& part : item->pending.parts) {
       BRAID_RETURN_IF_ERROR(copyOut(part, item->flag, 1));
+    }
   }
   return Status::ok();
 }
