@@ -62,6 +62,9 @@ struct BraidStreamOpsV2 {
                            size_t errorBytes);
   /// `stream` waits for the last record of `event`.
   int (*streamWaitEvent)(void* stream, void* event, char* error, size_t errorBytes);
+  /// As V1's, and relaxes the calling (proxy) thread's capture mode, so its event queries
+  /// stay allowed while an application thread captures in the global mode.
+  int (*useDevice)(int device, char* error, size_t errorBytes);
 };
 
 /// Exported by libbraid_cuda.so (newer builds).

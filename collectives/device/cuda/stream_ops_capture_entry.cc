@@ -117,6 +117,13 @@ int streamWaitEvent(void* stream, void* event, char* error, size_t errorBytes) {
   return e == cudaSuccess ? 0 : fail("cudaStreamWaitEvent", e, error, errorBytes);
 }
 
+int useDevice(int device, char* error, size_t errorBytes) {
+  if (braidStreamOpsV1()->useDevice(device, error, errorBytes) != 0) return 1;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const cudaError_t e = cudaThreadExchangeStreamCaptureMode(&mode);
+  return e == cudaSuccess ? 0 : fail("cudaThreadExchangeStreamCaptureMode", e, error, errorBytes);
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) const BraidStreamOpsV2* braidStreamOpsV2() {
@@ -129,6 +136,7 @@ extern "C" __attribute__((visibility("default"))) const BraidStreamOpsV2* braidS
                                       &isCapturing,
                                       &launchHostFunc,
                                       &retainWithCapture,
-                                      &streamWaitEvent};
+                                      &streamWaitEvent,
+                                      &useDevice};
   return &table;
 }

@@ -113,7 +113,8 @@ class CudaStreamOps final : public StreamOps {
 
   Status useDevice(int device) override {
     char error[kErrorBytes] = "";
-    if (api_->useDevice(device, error, sizeof(error)) != 0) return failure(error);
+    auto use = v2_ != nullptr ? v2_->useDevice : api_->useDevice;
+    if (use(device, error, sizeof(error)) != 0) return failure(error);
     return Status::ok();
   }
 

@@ -203,12 +203,19 @@ void DeviceProxy::loop(int device) {
         const Announced next = announced_.front();
         lock.unlock();
         Result<StreamOps::EventState> state = ops_->queryEvent(next.ready);
+        // After braidCommAbort, a stream held by the application must not hold up shutdown.
+        Status writeOff = state.status().withContext("the stream of a queued device call");
+        if (state.isOk() && comm_->abortRequested()) {
+          writeOff = Status(braidRemoteError,
+                            "braidCommAbort was called while a device call waited for its stream");
+        }
         lock.lock();
-        if (!state.isOk() && !announced_.empty() && announced_.front().sequence == next.sequence) {
+        if (!writeOff.isOk() && !announced_.empty() &&
+            announced_.front().sequence == next.sequence) {
           announced_.pop_front();
           Pending failed;
           failed.sequence = next.sequence;
-          failed.failed = state.status().withContext("the stream of a queued device call");
+          failed.failed = writeOff;
           queue_.push_back(std::move(failed));
         } else if (queue_.empty()) {
           cv_.wait_for(lock, kAnnouncedPoll);
