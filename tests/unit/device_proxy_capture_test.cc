@@ -8,11 +8,14 @@
 // order, posted mode); every answer against the reference; nothing runs at capture time;
 // destroying the graph frees its memory. Failures: a stream that fails before handing a
 // call over fails every rank and releases every stream; a replay after braidCommAbort is
-// released without running.
+// released without running; braidCommAbort does not wait for a stream the application
+// holds.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -195,6 +198,37 @@ TEST(DeviceProxyCaptureFaults, AReplayAfterAbortIsReleased) {
     });
   }
   for (auto& t : ranks) t.join();
+}
+
+TEST(DeviceProxyCaptureFaults, AbortDoesNotWaitForAHeldStream) {
+  FakeDeviceMemoryScope fakeDevice;
+  std::vector<braidComm_t> comms = initRanks(2, proxyOptions("shm"));
+  ASSERT_EQ(comms.size(), 2u);
+  auto ops = std::make_shared<FakeStreamOps>();
+  ASSERT_TRUE(attachDeviceProxy(toComm(comms[0]), ops, kSmallPieces).isOk());
+  FakeStream stream;
+  FakeDeviceBuffer a(100, 1);
+  stream.beginCapture();  // posted mode from here; the graph is never launched
+  EXPECT_EQ(
+      braidAllReduce(a.data(), a.data(), 100, braidInt32, braidSum, comms[0], stream.handle()),
+      braidSuccess);
+  std::unique_ptr<FakeGraph> graph = stream.endCapture();
+  // Held by the application: the call is not handed over before the abort.
+  stream.closeGate();
+  EXPECT_EQ(
+      braidAllReduce(a.data(), a.data(), 100, braidInt32, braidSum, comms[0], stream.handle()),
+      braidSuccess);
+  // The abort writes the call off (or, if the stream gets there first, fails it) and then
+  // waits for the stream's copies back, which the gate releases a little later.
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stream.open();
+  });
+  EXPECT_EQ(braidCommAbort(comms[0]), braidSuccess);
+  opener.join();
+  EXPECT_TRUE(stream.synchronize().isOk());  // its wait was released
+  graph.reset();
+  EXPECT_EQ(braidCommDestroy(comms[1]), braidSuccess);
 }
 
 }  // namespace
