@@ -3,14 +3,15 @@
 // processes sharing GPU 0, joined over shm or socket (BRAID_P2P_DISABLE=1 from ctest: no
 // cuda_p2p group), two cudaStreamNonBlocking streams each.
 //
-//   device_proxy_p2p_gpu_test <shm|socket> [--mismatch]
+//   device_proxy_p2p_gpu_test <shm|socket> [--mismatch|--capture]
 //
 // Data: one group with the exchange on both streams, an all-reduce and zero-count messages;
 // a second group sending what the first received; a single send meeting a single receive;
 // all-to-all-v (zero counts, gaps that must stay untouched) out of place and in place; all
 // queued before the streams are synchronised, int32 values checked exactly. --mismatch:
 // rank 1 receives fewer elements than rank 0 sends, and both ranks must get their streams
-// back with an asynchronous error.
+// back with an asynchronous error. --capture: CUDA graph capture and five replays
+// (runCapture below).
 //
 // Exit 0: correct; 77: no CUDA device (skipped); 1: a wrong answer or error.
 #include <cuda_runtime.h>
@@ -203,7 +204,81 @@ int runMismatch(braidComm_t comm, int rank, cudaStream_t a) {
   return next != braidSuccess && async != braidSuccess ? 0 : 1;
 }
 
-int runRank(RankProcesses& processes, int rank, bool mismatch) {
+// CUDA graph capture: an ordinary all-reduce, then a captured all-reduce and send/recv
+// group replayed five times with new inputs copied in before each replay, and an ordinary
+// all-reduce of each replay's result after it (tests/unit/device_proxy_capture_test.cc).
+int runCapture(braidComm_t comm, int rank, cudaStream_t a) {
+  const int peer = 1 - rank;
+  constexpr int kReplays = 5;
+  Buffer in(kCount), out(kCount), doubled(kCount), toPeer(kCount), fromPeer(kCount);
+  in.host = pattern(rank, kCount, 100);
+  for (Buffer* buffer : {&in, &out, &doubled, &toPeer, &fromPeer}) {
+    if (!buffer->upload()) return 1;
+  }
+  auto sums = [](int salt) {
+    std::vector<int32_t> v(kCount);
+    for (size_t i = 0; i < kCount; ++i) {
+      v[i] = static_cast<int32_t>(uint32_t(value(0, i, salt)) + uint32_t(value(1, i, salt)));
+    }
+    return v;
+  };
+  int failures = 0;
+  auto expect = [&](bool ok, const std::string& what) {
+    if (ok) return;
+    std::fprintf(stderr, "rank %d: %s: %s\n", rank, what.c_str(), braidGetLastError(nullptr));
+    ++failures;
+  };
+  expect(
+      braidAllReduce(in.device, out.device, kCount, braidInt32, braidSum, comm, a) == braidSuccess,
+      "allreduce before the capture");
+  expect(cudaStreamSynchronize(a) == cudaSuccess, "synchronize");
+  std::string wrong = out.check(sums(100), "allreduce before the capture");
+  expect(wrong.empty(), wrong);
+
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  expect(cudaStreamBeginCapture(a, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture");
+  expect(
+      braidAllReduce(in.device, out.device, kCount, braidInt32, braidSum, comm, a) == braidSuccess,
+      "captured allreduce");
+  expect(braidGroupStart() == braidSuccess, "group start");
+  expect(braidSend(toPeer.device, kCount, braidInt32, peer, comm, a) == braidSuccess,
+         "captured send");
+  expect(braidRecv(fromPeer.device, kCount, braidInt32, peer, comm, a) == braidSuccess,
+         "captured recv");
+  expect(braidGroupEnd() == braidSuccess, "captured group");
+  expect(cudaStreamEndCapture(a, &graph) == cudaSuccess, "end capture");
+  expect(graph != nullptr && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "instantiate");
+  if (failures != 0) return 1;
+  std::vector<std::vector<int32_t>> inputs, sends;  // live until the copies have run
+  for (int replay = 0; replay < kReplays; ++replay) {
+    inputs.push_back(pattern(rank, kCount, replay));
+    sends.push_back(pattern(rank, kCount, 50 + replay));
+    cudaMemcpyAsync(in.device, inputs.back().data(), kCount * 4, cudaMemcpyHostToDevice, a);
+    cudaMemcpyAsync(toPeer.device, sends.back().data(), kCount * 4, cudaMemcpyHostToDevice, a);
+    expect(cudaGraphLaunch(exec, a) == cudaSuccess, "graph launch");
+    expect(braidAllReduce(out.device, doubled.device, kCount, braidInt32, braidSum, comm, a) ==
+               braidSuccess,
+           "allreduce after the replay");
+    expect(cudaStreamSynchronize(a) == cudaSuccess, "synchronize");
+    std::vector<int32_t> twice = sums(replay);
+    for (int32_t& v : twice) v = static_cast<int32_t>(2u * uint32_t(v));
+    for (const std::string& w :
+         {out.check(sums(replay), "replayed allreduce"),
+          fromPeer.check(pattern(peer, kCount, 50 + replay), "replayed recv"),
+          doubled.check(twice, "allreduce after the replay")}) {
+      expect(w.empty(), "replay " + std::to_string(replay) + ": " + w);
+    }
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  braidResult_t async = braidSuccess;
+  braidCommGetAsyncError(comm, &async);
+  expect(async == braidSuccess, "async error");
+  return failures == 0 ? 0 : 1;
+}
+
+int runRank(RankProcesses& processes, int rank, const std::string& mode) {
   braidUniqueId id;
   if (!processes.receiveUniqueId(rank, &id)) return 1;
   int devices = 0;
@@ -217,7 +292,9 @@ int runRank(RankProcesses& processes, int rank, bool mismatch) {
     std::fprintf(stderr, "rank %d: init failed\n", rank);
     return 1;
   }
-  const int result = mismatch ? runMismatch(comm, rank, a) : runData(comm, rank, a, b);
+  const int result = mode == "--mismatch"  ? runMismatch(comm, rank, a)
+                     : mode == "--capture" ? runCapture(comm, rank, a)
+                                           : runData(comm, rank, a, b);
   braidCommDestroy(comm);
   cudaStreamDestroy(a);
   cudaStreamDestroy(b);
@@ -229,14 +306,14 @@ int runRank(RankProcesses& processes, int rank, bool mismatch) {
 
 int main(int argc, char** argv) {
   if (argc < 2 || (std::strcmp(argv[1], "shm") != 0 && std::strcmp(argv[1], "socket") != 0)) {
-    std::fprintf(stderr, "usage: %s <shm|socket> [--mismatch]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <shm|socket> [--mismatch|--capture]\n", argv[0]);
     return 2;
   }
-  const bool mismatch = argc > 2 && std::strcmp(argv[2], "--mismatch") == 0;
+  const std::string mode = argc > 2 ? argv[2] : "";
   setenv("BRAID_TRANSPORT", argv[1], 1);
   RankProcesses processes(kRanks);
   // Forked before CUDA or braid start any thread in this process.
-  if (!processes.start([&](int rank) { return runRank(processes, rank, mismatch); })) return 1;
+  if (!processes.start([&](int rank) { return runRank(processes, rank, mode); })) return 1;
   braidUniqueId id;
   if (braidGetUniqueId(&id) != braidSuccess || !processes.sendUniqueId(id)) return 1;
   int skipped = 0, failed = 0;
