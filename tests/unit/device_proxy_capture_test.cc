@@ -5,7 +5,8 @@
 // Replays: calls made before capture, a captured all-reduce (cut into pipeline pieces) and
 // a captured send/recv group replay five times with new inputs written on the stream
 // before each replay, and an ordinary call after each replay reads its result (stream
-// order, posted mode); every answer against the reference; nothing runs at capture time;
+// order, posted mode), then a group on two streams; every answer against the reference;
+// nothing runs at capture time;
 // destroying the graph frees its memory. Failures: a stream that fails before handing a
 // call over fails every rank and releases every stream; a replay after braidCommAbort is
 // released without running; braidCommAbort does not wait for a stream the application
@@ -112,6 +113,22 @@ TEST_P(DeviceProxyCapture, ReplaysMatchTheReferenceEveryTime) {
                     "")
               << "rank " << rank << " replay " << replay << " the call after it";
         }
+        // Posted mode, a group on two streams: the hand-over waits for both parts' copies.
+        FakeStream other;
+        FakeDeviceBuffer sent(count), received(count, kProxyPoison);
+        writeOnStream(other, sent, rank, 77);
+        EXPECT_EQ(braidGroupStart(), braidSuccess);
+        EXPECT_EQ(braidSend(sent.data(), count, braidInt32, right, comm, other.handle()),
+                  braidSuccess);
+        EXPECT_EQ(braidRecv(received.data(), count, braidInt32, left, comm, stream.handle()),
+                  braidSuccess);
+        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
+        EXPECT_TRUE(stream.synchronize().isOk());
+        EXPECT_TRUE(other.synchronize().isOk());
+        EXPECT_EQ(
+            proxyMismatches(received.values(), [&](size_t i) { return proxyInput(left, i, 77); }),
+            "")
+            << "rank " << rank << " two-stream group after the capture";
         graph.reset();  // its items retire; the next call or the shutdown frees them
         std::vector<int32_t> host = proxyInputs(rank, 100, 7);
         EXPECT_EQ(braidAllReduce(host.data(), host.data(), host.size(), braidInt32, braidSum, comm,
