@@ -43,8 +43,8 @@ Status checkNotMixed(const std::vector<Op>& hostOps, const std::vector<Op>& devi
 }  // namespace
 
 Status submitOnDevice(Op op, void* stream) {
-  BRAID_RETURN_IF_ERROR(checkDeviceBuffers(op));
   if (group.depth == 0) return enqueueOnDevice(op, stream);
+  BRAID_RETURN_IF_ERROR(checkDeviceBuffers(op));  // refused at the call, as outside a group
   group.deviceOps.push_back(std::move(op));
   group.deviceStreams.push_back(stream);
   return Status::ok();
