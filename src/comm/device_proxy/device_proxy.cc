@@ -212,6 +212,7 @@ void DeviceProxy::loop(int device) {
         lock.lock();
         if (!writeOff.isOk() && !announced_.empty() &&
             announced_.front().sequence == next.sequence) {
+          if (!state.isOk()) abandonHandover(next.handover);  // else it still runs, and frees it
           announced_.pop_front();
           Pending failed;
           failed.sequence = next.sequence;

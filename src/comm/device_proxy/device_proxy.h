@@ -110,6 +110,7 @@ class DeviceProxy {
   struct Announced {
     uint32_t sequence = 0;
     StreamOps::Event ready = nullptr;  // its first part's: shows a failed stream
+    void* handover = nullptr;          // what its host function frees (device_proxy_capture.cc)
   };
   struct Link;          // device_proxy_capture.cc: what host functions reach the proxy by
   struct CapturedItem;  // device_proxy_capture.cc: one call of a captured graph
@@ -148,6 +149,9 @@ class DeviceProxy {
   static void postFromStream(void* arg);
   static void postCapturedFromStream(void* arg);
   static void retireCaptured(void* arg);
+  static void freeCaptured(CapturedItem* item);
+  // A call written off because its stream failed: that stream never runs its host function.
+  static void abandonHandover(void* handover);
 
   Comm* const comm_;
   const std::shared_ptr<StreamOps> ops_;

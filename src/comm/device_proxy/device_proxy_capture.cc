@@ -39,6 +39,22 @@ namespace {
 
 constexpr size_t kFlagBytes = 64;
 
+// Left by proxies that are gone, for the next proxy call on an application thread (the
+// global lists keep them reachable meanwhile): captured items whose graphs were destroyed
+// after their proxy shut down (a destroy callback may not call CUDA to free them), and the
+// hand-overs of calls whose streams failed, which are kept, never freed (their host
+// function will not run; freeing them would risk a use after free for a few bytes).
+std::mutex orphansMu;
+std::atomic<int> orphanCount{0};
+std::vector<void*>& orphanItems() {
+  static auto* items = new std::vector<void*>;
+  return *items;
+}
+std::vector<void*>& abandonedHandovers() {
+  static auto* handovers = new std::vector<void*>;
+  return *handovers;
+}
+
 }  // namespace
 
 // What host functions and graph destroy callbacks reach the proxy by; it outlives the proxy
@@ -52,6 +68,7 @@ struct DeviceProxy::Link {
 
 struct DeviceProxy::CapturedItem {
   std::shared_ptr<Link> link;
+  std::shared_ptr<StreamOps> ops;                   // frees the memory below
   Pending pending;                                  // sequence 1, flag = `flag`
   std::vector<std::unique_ptr<StagingSlab>> slabs;  // one per part, no events
   uint32_t* flag = nullptr;                         // pinned; 0 while a replay is running
@@ -102,6 +119,7 @@ Status DeviceProxy::enqueueCaptured(const std::vector<Pending>& items) {
     auto owned = std::make_unique<CapturedItem>();
     CapturedItem* item = owned.get();
     item->link = link_;
+    item->ops = ops_;
     BRAID_ASSIGN_OR_RETURN(void* flag, ops_->allocHost(kFlagBytes));
     item->flag = static_cast<uint32_t*>(flag);
     std::atomic_ref<uint32_t>(*item->flag).store(1, std::memory_order_release);
@@ -155,11 +173,11 @@ Status DeviceProxy::postWhenStaged(Pending* item) {
     }
   }
   BRAID_RETURN_IF_ERROR(ops_->streamWaitEvent(stream, chain_));
+  auto* handover = new Handover{link_, new Pending(*item)};
   {
     std::lock_guard<std::mutex> lock(mu_);  // before the host function can run
-    announced_.push_back(Announced{item->sequence, item->parts.front().slab->ready});
+    announced_.push_back(Announced{item->sequence, item->parts.front().slab->ready, handover});
   }
-  auto* handover = new Handover{link_, new Pending(*item)};
   Status s = ops_->launchHostFunc(stream, &DeviceProxy::postFromStream, handover);
   if (s.isOk()) s = ops_->recordEvent(chain_, stream);
   if (s.isOk()) return s;
@@ -220,21 +238,41 @@ void DeviceProxy::retireCaptured(void* arg) {
   auto* item = static_cast<CapturedItem*>(arg);
   std::lock_guard<std::mutex> lock(item->link->mu);
   item->link->live.erase(item);
-  item->link->retired.push_back(item);
+  if (item->link->proxy != nullptr) {
+    item->link->retired.push_back(item);
+    return;
+  }
+  std::lock_guard<std::mutex> orphans(orphansMu);
+  orphanItems().push_back(item);
+  orphanCount.fetch_add(1, std::memory_order_release);
+}
+
+void DeviceProxy::freeCaptured(CapturedItem* item) {
+  for (auto& slab : item->slabs) item->ops->freeHost(slab->host);
+  item->ops->freeHost(item->flag);
+  delete item;
+}
+
+void DeviceProxy::abandonHandover(void* handover) {
+  std::lock_guard<std::mutex> lock(orphansMu);
+  abandonedHandovers().push_back(handover);
 }
 
 void DeviceProxy::freeRetired() {
+  std::vector<void*> orphans;
+  if (orphanCount.load(std::memory_order_acquire) > 0) {
+    std::lock_guard<std::mutex> lock(orphansMu);
+    orphans.swap(orphanItems());
+    orphanCount.store(0, std::memory_order_release);
+  }
+  for (void* item : orphans) freeCaptured(static_cast<CapturedItem*>(item));
   if (link_ == nullptr) return;
   std::vector<CapturedItem*> retired;
   {
     std::lock_guard<std::mutex> lock(link_->mu);
     retired.swap(link_->retired);
   }
-  for (CapturedItem* item : retired) {
-    for (auto& slab : item->slabs) ops_->freeHost(slab->host);
-    ops_->freeHost(item->flag);
-    delete item;
-  }
+  for (CapturedItem* item : retired) freeCaptured(item);
 }
 
 void DeviceProxy::detachCaptured() {
@@ -244,8 +282,8 @@ void DeviceProxy::detachCaptured() {
     link_->proxy = nullptr;
   }
   // Items whose graphs still exist keep their memory (a replay still writes their flag);
-  // retired later, they are not freed (their callback may not call CUDA): destroy graphs
-  // before the communicator.
+  // retired later, they wait for another proxy's next call (their callback may not call
+  // CUDA): destroy graphs before the communicator.
   freeRetired();
 }
 
