@@ -30,7 +30,7 @@ braidResult_t enqueue(Op op, braidComm_t comm, braidStream_t stream) {
     // nothing; a peer that entered the collective fails at its deadline.
     BRAID_RETURN_IF_ERROR(braid::validate(op));
     BRAID_RETURN_IF_ERROR(op.comm->health());
-    if (onDevice) return braid::enqueueOnDevice(op, stream);
+    if (onDevice) return braid::submitOnDevice(std::move(op), stream);
     return braid::submit(std::move(op));
   });
 }

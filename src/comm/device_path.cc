@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <map>
@@ -229,17 +230,11 @@ Status attachPeerGroup(Comm* comm, const void* buffer) {
 
 }  // namespace
 
-Status enqueueOnDevice(const Op& op, void* stream) {
-  if (op.kind != OpKind::kCollective || op.coll == coll::CollKind::kAllToAllv) {
-    return invalidUsage(std::string(op.apiName) + ": not yet available for device buffers");
-  }
-  const bool sendOnDevice = op.send == nullptr || isDeviceMemory(op.send);
-  const bool recvOnDevice = op.recv == nullptr || isDeviceMemory(op.recv);
-  if (!sendOnDevice || !recvOnDevice) {
-    return invalidUsage(std::string(op.apiName) +
-                        ": one buffer is CUDA device memory and the other is not; pass both "
-                        "on the communicator's device");
-  }
+namespace {
+
+// The device group `op.comm` is bound to, creating a cuda_p2p group on a peer candidate's
+// first device-buffer call; null: the communicator's device buffers take the host proxy.
+std::shared_ptr<void> deviceGroupFor(const Op& op) {
   std::shared_ptr<void> group;
   bool candidate = false;
   if (deviceCapableComms.load(std::memory_order_acquire) > 0) {
@@ -261,12 +256,69 @@ Status enqueueOnDevice(const Op& op, void* stream) {
       recount();
     }
   }
-  if (group == nullptr) return enqueueOnProxy(op, stream);  // no device group: host proxy
+  return group;
+}
+
+// One op on a device group's kernels, which run every collective but all-to-all-v.
+Status enqueueOnGroup(void* group, const Op& op, void* stream) {
+  if (op.kind != OpKind::kCollective || op.coll == coll::CollKind::kAllToAllv) {
+    return invalidUsage(std::string(op.apiName) +
+                        ": not yet available for device buffers on a communicator with a device "
+                        "group (braidCommInitAll, or cuda_p2p between processes); with "
+                        "BRAID_P2P_DISABLE=1 processes use the host proxy, which runs it");
+  }
   const BraidDevicePathV1* api = deviceApi(nullptr);
   const coll::CollArgs args = toCollArgs(op);
   char error[kErrorBytes] = "";
-  return fromCode(api->enqueue(group.get(), &args, op.send, op.recv, stream, error, sizeof(error)),
+  return fromCode(api->enqueue(group, &args, op.send, op.recv, stream, error, sizeof(error)),
                   error);
+}
+
+}  // namespace
+
+Status checkDeviceBuffers(const Op& op) {
+  const bool sendOnDevice = op.send == nullptr || isDeviceMemory(op.send);
+  const bool recvOnDevice = op.recv == nullptr || isDeviceMemory(op.recv);
+  if (sendOnDevice && recvOnDevice) return Status::ok();
+  return invalidUsage(std::string(op.apiName) +
+                      ": one buffer is CUDA device memory and the other is not; pass both on "
+                      "the communicator's device");
+}
+
+Status enqueueOnDevice(const Op& op, void* stream) {
+  BRAID_RETURN_IF_ERROR(checkDeviceBuffers(op));
+  std::shared_ptr<void> group = deviceGroupFor(op);
+  if (group == nullptr) return enqueueOnProxy(op, stream);  // no device group: host proxy
+  return enqueueOnGroup(group.get(), op, stream);
+}
+
+Status enqueueDeviceGroup(const std::vector<Op>& ops, const std::vector<void*>& streams) {
+  // One pass per communicator, in the order of their first call; each is enqueued even when
+  // another failed, so no peer waits for a part this rank dropped.
+  std::vector<Comm*> comms;
+  for (const Op& op : ops) {
+    if (std::find(comms.begin(), comms.end(), op.comm) == comms.end()) comms.push_back(op.comm);
+  }
+  Status first;
+  for (Comm* comm : comms) {
+    std::vector<Op> mine;
+    std::vector<void*> mineStreams;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].comm != comm) continue;
+      mine.push_back(ops[i]);
+      mineStreams.push_back(streams[i]);
+    }
+    Status s;
+    if (std::shared_ptr<void> group = deviceGroupFor(mine.front())) {
+      for (size_t i = 0; i < mine.size() && s.isOk(); ++i) {
+        s = enqueueOnGroup(group.get(), mine[i], mineStreams[i]);
+      }
+    } else {
+      s = enqueueGroupOnProxy(mine, mineStreams);
+    }
+    if (first.isOk() && !s.isOk()) first = s;
+  }
+  return first;
 }
 
 }  // namespace braid

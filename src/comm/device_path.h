@@ -51,7 +51,15 @@ void detachDevice(Comm* comm);
 /// enqueueOnDevice (the communicator's device group, or else its host proxy).
 bool onDevicePath(const Op& op);
 
-/// Enqueues `op` (validated) on `stream` (a cudaStream_t) and returns.
+/// An error unless both of `op`'s buffers (where given) are device memory.
+Status checkDeviceBuffers(const Op& op);
+
+/// Enqueues `op` (validated) on `stream` (a cudaStream_t) and returns. A device group's
+/// kernels run collectives but all-to-all-v; the host proxy runs every op.
 Status enqueueOnDevice(const Op& op, void* stream);
+
+/// Enqueues the device ops of one braidGroupStart/End (validated; ops[i] on streams[i]):
+/// per communicator, on its device group one by one, or through its proxy as one group.
+Status enqueueDeviceGroup(const std::vector<Op>& ops, const std::vector<void*>& streams);
 
 }  // namespace braid

@@ -1,8 +1,11 @@
 #include "comm/group.h"
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "comm/comm.h"
+#include "comm/device_path.h"
 #include "comm/device_proxy/proxy_registry.h"
 #include "comm/direct_collective.h"
 #include "comm/engine.h"
@@ -13,12 +16,39 @@ namespace {
 struct GroupState {
   int depth = 0;
   std::vector<Op> ops;
+  std::vector<Op> deviceOps;  // enqueued on their streams at the outermost groupEnd
+  std::vector<void*> deviceStreams;
   Status error;  // the first error raised inside the group; fails groupEnd
 };
 
 thread_local GroupState group;
 
+// A group that mixes host and device buffers on one communicator cannot keep both
+// promises: the host calls complete at braidGroupEnd, the device calls on the stream later,
+// yet a send and its receive must run together. Every rank makes the same calls, so every
+// rank refuses alike.
+Status checkNotMixed(const std::vector<Op>& hostOps, const std::vector<Op>& deviceOps) {
+  for (const Op& host : hostOps) {
+    for (const Op& device : deviceOps) {
+      if (host.comm != device.comm) continue;
+      return invalidUsage("braidGroupEnd: the group passes host buffers (" +
+                          std::string(host.apiName) + ") and device buffers (" + device.apiName +
+                          ") on the same communicator (rank " + std::to_string(host.comm->rank()) +
+                          "); put host and device calls in separate groups");
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+Status submitOnDevice(Op op, void* stream) {
+  if (group.depth == 0) return enqueueOnDevice(op, stream);
+  BRAID_RETURN_IF_ERROR(checkDeviceBuffers(op));  // refused at the call, as outside a group
+  group.deviceOps.push_back(std::move(op));
+  group.deviceStreams.push_back(stream);
+  return Status::ok();
+}
 
 Status submit(Op op) {
   if (group.depth > 0) {
@@ -41,9 +71,18 @@ Status groupEnd() {
   }
   if (--group.depth > 0) return Status::ok();
   std::vector<Op> ops = std::move(group.ops);
+  std::vector<Op> deviceOps = std::move(group.deviceOps);
+  std::vector<void*> deviceStreams = std::move(group.deviceStreams);
   group.ops.clear();
+  group.deviceOps.clear();
+  group.deviceStreams.clear();
+  BRAID_RETURN_IF_ERROR(checkNotMixed(ops, deviceOps));
+  Status device;
+  if (!deviceOps.empty()) device = enqueueDeviceGroup(deviceOps, deviceStreams);
+  if (ops.empty()) return device;
   for (const Op& op : ops) waitForDeviceProxy(op.comm);  // as submit() does
-  return runOps(ops);
+  const Status host = runOps(ops);
+  return device.isOk() ? host : device;
 }
 
 }  // namespace braid

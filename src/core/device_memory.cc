@@ -37,10 +37,17 @@ CuPointerGetAttribute driverQuery() {
   return query;
 }
 
+std::atomic<DeviceMemoryQuery> testQuery{nullptr};
+
 }  // namespace
+
+void setDeviceMemoryQueryForTesting(DeviceMemoryQuery query) {
+  testQuery.store(query, std::memory_order_release);
+}
 
 bool isDeviceMemory(const void* ptr) {
   if (ptr == nullptr) return false;
+  if (DeviceMemoryQuery fake = testQuery.load(std::memory_order_acquire)) return fake(ptr);
   CuPointerGetAttribute query = driverQuery();
   if (query == nullptr) return false;
   unsigned memoryType = 0;

@@ -12,4 +12,9 @@ namespace braid {
 /// memory counts as host-readable). False when CUDA is not in use.
 bool isDeviceMemory(const void* ptr);
 
+/// Tests only: while set, `query` alone decides what isDeviceMemory says, so the C API's
+/// device route (and the host proxy) runs on a CPU fake of CUDA. Null restores CUDA's answer.
+using DeviceMemoryQuery = bool (*)(const void* ptr);
+void setDeviceMemoryQueryForTesting(DeviceMemoryQuery query);
+
 }  // namespace braid

@@ -33,8 +33,41 @@ FakeStream::~FakeStream() {
 
 void FakeStream::enqueue(std::function<Status()> work) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (capture_ != nullptr) {
+    capture_->work_.push_back(std::move(work));
+    return;
+  }
   queue_.push_back(std::move(work));
   cv_.notify_all();
+}
+
+void FakeStream::beginCapture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  capture_ = std::make_unique<FakeGraph>();
+  capture_->stream_ = this;
+}
+
+std::unique_ptr<FakeGraph> FakeStream::endCapture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::move(capture_);
+}
+
+bool FakeStream::capturing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return capture_ != nullptr;
+}
+
+void FakeStream::retainWithCapture(void (*destroy)(void*), void* arg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (capture_ != nullptr) capture_->destroy_.emplace_back(destroy, arg);
+}
+
+FakeGraph::~FakeGraph() {
+  for (auto& [destroy, arg] : destroy_) destroy(arg);
+}
+
+void FakeGraph::launch() {
+  for (const auto& work : work_) stream_->enqueue(work);
 }
 
 void FakeStream::closeGate() {
@@ -158,6 +191,46 @@ Status FakeStreamOps::streamWaitFlag(void* stream, const uint32_t* flag, uint32_
     };
     while (!reached()) std::this_thread::sleep_for(std::chrono::microseconds(20));
     return Status::ok();
+  });
+  return Status::ok();
+}
+
+Result<bool> FakeStreamOps::isCapturing(void* stream) { return streamOf(stream)->capturing(); }
+
+Status FakeStreamOps::launchHostFunc(void* stream, HostFn fn, void* arg) {
+  FakeStream* s = streamOf(stream);
+  s->enqueue([s, fn, arg]() -> Status {
+    if (!s->error().isOk()) return Status::ok();  // a failed stream runs nothing more
+    fn(arg);
+    return Status::ok();
+  });
+  return Status::ok();
+}
+
+Status FakeStreamOps::retainWithCapture(void* stream, HostFn destroy, void* arg) {
+  FakeStream* s = streamOf(stream);
+  if (!s->capturing()) return invalidUsage("fake retainWithCapture: the stream is not capturing");
+  s->retainWithCapture(destroy, arg);
+  return Status::ok();
+}
+
+Status FakeStreamOps::streamWaitEvent(void* stream, Event event) {
+  auto* e = static_cast<FakeEvent*>(event);
+  int target = 0;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    target = e->recorded;  // the last record so far (none: no wait)
+  }
+  FakeStream* s = streamOf(stream);
+  s->enqueue([s, e, target]() -> Status {
+    if (!s->error().isOk()) return Status::ok();
+    while (true) {
+      {
+        std::lock_guard<std::mutex> lock(e->mu);
+        if (e->passed >= target || !e->error.isOk()) return Status::ok();
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
   });
   return Status::ok();
 }

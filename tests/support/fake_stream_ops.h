@@ -7,7 +7,10 @@
 // event never recorded counts as passed); a failed item makes the stream sticky-failed, so
 // later items do not run and later events report the failure, as an asynchronous CUDA
 // error does. A gate lets a test hold a stream still while it queues calls, to prove that
-// they return before any data has moved.
+// they return before any data has moved. Graph capture: between beginCapture and
+// endCapture the stream records its work instead of running it; launching the FakeGraph
+// queues that work again, once per launch, on the stream it was captured on; destroying
+// the graph runs the destroy callbacks attached during capture (retainWithCapture).
 #pragma once
 
 #include <atomic>
@@ -15,13 +18,18 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "comm/device_proxy/stream_ops.h"
 
 namespace braid::testing {
+
+class FakeGraph;
 
 class FakeStream {
  public:
@@ -41,7 +49,15 @@ class FakeStream {
   /// As the CUDA handle would be passed to braid.
   void* handle() { return this; }
 
+  void beginCapture();
+  /// The work enqueued since beginCapture, as a graph that replays it on this stream.
+  std::unique_ptr<FakeGraph> endCapture();
+  bool capturing();
+  /// While capturing: destroy(arg) runs when the graph being captured is destroyed.
+  void retainWithCapture(void (*destroy)(void*), void* arg);
+
  private:
+  friend class FakeGraph;
   void loop();
 
   std::mutex mu_;
@@ -51,7 +67,21 @@ class FakeStream {
   bool stopping_ = false;
   bool gateOpen_ = true;
   Status error_;
+  std::unique_ptr<FakeGraph> capture_;  // non-null while capturing
   std::thread thread_;
+};
+
+class FakeGraph {
+ public:
+  ~FakeGraph();  // runs the destroy callbacks
+  /// Queues every captured item on the stream it was captured on, in order.
+  void launch();
+
+ private:
+  friend class FakeStream;
+  FakeStream* stream_ = nullptr;
+  std::vector<std::function<Status()>> work_;
+  std::vector<std::pair<void (*)(void*), void*>> destroy_;
 };
 
 class FakeStreamOps final : public StreamOps {
@@ -71,6 +101,10 @@ class FakeStreamOps final : public StreamOps {
   Status recordEvent(Event event, void* stream) override;
   Result<EventState> queryEvent(Event event) override;
   Status streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value) override;
+  Result<bool> isCapturing(void* stream) override;
+  Status launchHostFunc(void* stream, HostFn fn, void* arg) override;
+  Status retainWithCapture(void* stream, HostFn destroy, void* arg) override;
+  Status streamWaitEvent(void* stream, Event event) override;
   Result<int> currentDevice() override { return 0; }  // one fake device
   Status useDevice(int) override { return Status::ok(); }
 

@@ -34,3 +34,39 @@ struct BraidStreamOpsV1 {
 /// Exported by libbraid_cuda.so.
 const BraidStreamOpsV1* braidStreamOpsV1();
 }
+
+extern "C" {
+
+/// The third table (this file's second): what the proxy needs to record calls into a CUDA
+/// graph (src/comm/device_proxy/device_proxy_capture.cc). V1 stays as it was, and still
+/// refuses captured streams; a libbraid that finds V2 uses these entries instead of V1's
+/// allocHost, freeHost, copyAsync and streamWaitFlag. Same error convention as V1.
+struct BraidStreamOpsV2 {
+  int version;                 // 2
+  const BraidStreamOpsV1* v1;  // the other entries
+  /// As V1's, and allowed while the calling thread's streams are being captured.
+  int (*allocHost)(size_t bytes, void** host, char* error, size_t errorBytes);
+  void (*freeHost)(void* host);
+  /// As V1's, and recorded into the graph when `stream` is being captured.
+  int (*copyAsync)(void* dst, const void* src, size_t bytes, int toDevice, void* stream,
+                   char* error, size_t errorBytes);
+  int (*streamWaitFlag)(void* stream, const uint32_t* flag, uint32_t value, char* error,
+                        size_t errorBytes);
+  /// *capturing = 1 when `stream` is being captured, 0 when not; 1 (error) when the capture
+  /// was invalidated.
+  int (*isCapturing)(void* stream, int* capturing, char* error, size_t errorBytes);
+  /// fn(arg) on a CUDA host thread once the stream reaches it (a host node when captured).
+  int (*launchHostFunc)(void* stream, void (*fn)(void*), void* arg, char* error, size_t errorBytes);
+  /// destroy(arg) once the graph being captured on `stream` and its instances are gone.
+  int (*retainWithCapture)(void* stream, void (*destroy)(void*), void* arg, char* error,
+                           size_t errorBytes);
+  /// `stream` waits for the last record of `event`.
+  int (*streamWaitEvent)(void* stream, void* event, char* error, size_t errorBytes);
+  /// As V1's, and relaxes the calling (proxy) thread's capture mode, so its event queries
+  /// stay allowed while an application thread captures in the global mode.
+  int (*useDevice)(int device, char* error, size_t errorBytes);
+};
+
+/// Exported by libbraid_cuda.so (newer builds).
+const BraidStreamOpsV2* braidStreamOpsV2();
+}

@@ -12,8 +12,10 @@
 // cudaLaunchHostFunc is not used: a host function that blocks stalls every other host
 // function of the process, so ranks sharing a process could deadlock each other.
 //
-// Graph capture is refused: the proxy hands each call a sequence number at enqueue time, so
-// a replayed graph would wait for numbers that were already published.
+// Graph capture is refused by this table: the proxy hands each call a sequence number at
+// enqueue time, so a replayed graph would wait for numbers that were already published.
+// BraidStreamOpsV2 (stream_ops_capture_entry.cc) has what capture needs; a libbraid that
+// only knows V1 keeps this refusal.
 #include <cuda.h>
 #include <cuda_runtime.h>
 

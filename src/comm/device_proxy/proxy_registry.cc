@@ -34,6 +34,18 @@ Result<DeviceProxy*> attachLocked(Comm* comm, std::shared_ptr<StreamOps> ops, si
   return proxy;
 }
 
+// `op.comm`'s proxy, created on CUDA's StreamOps on first use.
+Result<DeviceProxy*> proxyFor(const Op& op) {
+  std::lock_guard<std::mutex> lock(proxiesMu);
+  if (DeviceProxy* proxy = find(op.comm)) return proxy;
+  Result<std::shared_ptr<StreamOps>> ops = cudaStreamOps();
+  if (!ops.isOk()) {
+    return invalidUsage(std::string(op.apiName) + ": a buffer is CUDA device memory, but " +
+                        ops.status().message());
+  }
+  return attachLocked(op.comm, std::move(*ops), DeviceProxy::kDefaultPieceBytes);
+}
+
 }  // namespace
 
 Status attachDeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes) {
@@ -43,22 +55,15 @@ Status attachDeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t piec
 }
 
 Status enqueueOnProxy(const Op& op, void* stream) {
-  DeviceProxy* proxy = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(proxiesMu);
-    proxy = find(op.comm);
-    if (proxy == nullptr) {
-      Result<std::shared_ptr<StreamOps>> ops = cudaStreamOps();
-      if (!ops.isOk()) {
-        return invalidUsage(std::string(op.apiName) + ": a buffer is CUDA device memory, but " +
-                            ops.status().message());
-      }
-      BRAID_ASSIGN_OR_RETURN(
-          proxy, attachLocked(op.comm, std::move(*ops), DeviceProxy::kDefaultPieceBytes));
-    }
-  }
+  BRAID_ASSIGN_OR_RETURN(DeviceProxy * proxy, proxyFor(op));
   // A communicator is used by one thread at a time, so nothing stops the proxy meanwhile.
   return proxy->enqueue(op, stream);
+}
+
+Status enqueueGroupOnProxy(const std::vector<Op>& ops, const std::vector<void*>& streams) {
+  if (ops.empty()) return Status::ok();
+  BRAID_ASSIGN_OR_RETURN(DeviceProxy * proxy, proxyFor(ops.front()));
+  return proxy->enqueueGroup(ops, streams);
 }
 
 void waitForDeviceProxy(Comm* comm) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "comm/device_proxy/stream_ops.h"
 #include "comm/op.h"
@@ -21,9 +22,13 @@ class Comm;
 /// on a CPU fake this way, with small pieces). An error if `comm` already has one.
 Status attachDeviceProxy(Comm* comm, std::shared_ptr<StreamOps> ops, size_t pieceBytes);
 
-/// Enqueues the validated collective `op` (device buffers) on `stream` through its
-/// communicator's proxy, creating the proxy on first use.
+/// Enqueues the validated collective or send/recv `op` (device buffers) on `stream` through
+/// its communicator's proxy, creating the proxy on first use.
 Status enqueueOnProxy(const Op& op, void* stream);
+
+/// Enqueues the validated device ops of one group on one communicator (ops[i] on
+/// streams[i]) as one proxy item, run together as the host path runs a group.
+Status enqueueGroupOnProxy(const std::vector<Op>& ops, const std::vector<void*>& streams);
 
 /// Waits until `comm`'s proxy (if any) has finished the ops queued before: a host call
 /// must not share the transport with the proxy thread, and runs after them in call order.

@@ -11,6 +11,9 @@
 // A "stream" is opaque (a cudaStream_t for CUDA). Events are created by the StreamOps and
 // only used with it. All calls but queryEvent run on the application's thread, in the
 // order the application calls braid; queryEvent also runs on the proxy thread.
+//
+// CUDA graph capture (device_proxy_capture.cc): while a stream is being captured, copies,
+// flag waits and host functions become graph nodes that run again at every replay.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +50,19 @@ class StreamOps {
   /// (int32_t)(*flag - value) >= 0 so the counter may wrap. `flag` is in allocHost memory;
   /// the proxy thread raises it with a release store.
   virtual Status streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value) = 0;
+
+  using HostFn = void (*)(void* arg);
+  /// Whether `stream` is being captured into a CUDA graph; an error if the capture was
+  /// invalidated. StreamOps that cannot capture say false (their copies then refuse it).
+  virtual Result<bool> isCapturing(void* stream) = 0;
+  /// Enqueues fn(arg) on a host thread once `stream` reaches this point (captured: a host
+  /// node, called at every replay). fn must return promptly and call no stream operation.
+  virtual Status launchHostFunc(void* stream, HostFn fn, void* arg) = 0;
+  /// While `stream` is capturing: destroy(arg) runs once the graph being captured and every
+  /// instance of it are destroyed. destroy must not call CUDA (it may run on its thread).
+  virtual Status retainWithCapture(void* stream, HostFn destroy, void* arg) = 0;
+  /// Enqueues on `stream` a wait until the stream `event` was last recorded on passes it.
+  virtual Status streamWaitEvent(void* stream, Event event) = 0;
 
   /// The device the calling (application) thread uses; the proxy thread adopts it with
   /// useDevice, so its event queries run in the application's context.
