@@ -259,14 +259,16 @@ std::shared_ptr<void> deviceGroupFor(const Op& op) {
   return group;
 }
 
-// One op on a device group's kernels, which run every collective but all-to-all-v.
+// Whether a device group's kernels run `op`: every collective but all-to-all-v. The rest
+// (send/recv, all-to-all-v) takes the host proxy on every communicator, decided before
+// deviceGroupFor: a cuda_p2p group is created collectively by a communicator's first device
+// call, which a send between two of its ranks cannot be.
+bool groupKernelsRun(const Op& op) {
+  return op.kind == OpKind::kCollective && op.coll != coll::CollKind::kAllToAllv;
+}
+
+// One op on a device group's kernels (groupKernelsRun(op) holds).
 Status enqueueOnGroup(void* group, const Op& op, void* stream) {
-  if (op.kind != OpKind::kCollective || op.coll == coll::CollKind::kAllToAllv) {
-    return invalidUsage(std::string(op.apiName) +
-                        ": not yet available for device buffers on a communicator with a device "
-                        "group (braidCommInitAll, or cuda_p2p between processes); with "
-                        "BRAID_P2P_DISABLE=1 processes use the host proxy, which runs it");
-  }
   const BraidDevicePathV1* api = deviceApi(nullptr);
   const coll::CollArgs args = toCollArgs(op);
   char error[kErrorBytes] = "";
@@ -287,7 +289,7 @@ Status checkDeviceBuffers(const Op& op) {
 
 Status enqueueOnDevice(const Op& op, void* stream) {
   BRAID_RETURN_IF_ERROR(checkDeviceBuffers(op));
-  std::shared_ptr<void> group = deviceGroupFor(op);
+  std::shared_ptr<void> group = groupKernelsRun(op) ? deviceGroupFor(op) : nullptr;
   if (group == nullptr) return enqueueOnProxy(op, stream);  // no device group: host proxy
   return enqueueOnGroup(group.get(), op, stream);
 }
@@ -309,7 +311,9 @@ Status enqueueDeviceGroup(const std::vector<Op>& ops, const std::vector<void*>& 
       mineStreams.push_back(streams[i]);
     }
     Status s;
-    if (std::shared_ptr<void> group = deviceGroupFor(mine.front())) {
+    // A group the kernels cannot run whole goes to the proxy whole, keeping its order.
+    const bool kernels = std::all_of(mine.begin(), mine.end(), groupKernelsRun);
+    if (std::shared_ptr<void> group = kernels ? deviceGroupFor(mine.front()) : nullptr) {
       for (size_t i = 0; i < mine.size() && s.isOk(); ++i) {
         s = enqueueOnGroup(group.get(), mine[i], mineStreams[i]);
       }
