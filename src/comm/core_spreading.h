@@ -3,35 +3,67 @@
 // With more local ranks than cores (4 ranks on 2 cores), every wait in a small
 // collective is a context switch, and how many switches sit on a call's
 // critical path depends on which ranks share a core. Left to the scheduler,
-// ranks on a loaded machine often all end up on one core (seen with
-// `ps -o psr` on the 2-core VM), where a 4-rank all-reduce needs every rank
-// to run in turn; spread evenly, half the exchanges cross cores and proceed in
-// parallel. With BRAID_BIND=spread each rank process pins itself to one of
-// the CPUs it may use: local index i takes the (i mod m)-th of its m allowed
-// CPUs, so ranks fill cores round-robin and no core gets two more than another.
+// ranks often all end up on one core: on the 2-core VM `ps -o psr,pcpu` shows
+// four ranks at 25 % each on one vCPU for seconds at a time (OpenMPI's ranks
+// too), and the 8-B all-reduce then takes ~20 us instead of ~9 us. Pinned
+// round-robin (local index i takes the (i mod m)-th of its m allowed CPUs),
+// half the exchanges cross cores and proceed in parallel, and the time stays
+// at ~9 us. Pinning once and releasing does not hold: the scheduler packs the
+// ranks again within a second.
 //
-// Opt-in, because it is a trade (paired runs on the loaded 2-core VM, 4 ranks,
-// shm, perf/ab with BRAID_BIND=none against spread): 8 B to 4 KiB collectives
-// ran 2-2.9x faster, but 1 MiB to 128 MiB ones 1.5-17x slower. A pinned rank
-// cannot leave a core that other work has taken, and big transfers need the
-// CPU time more than the placement.
+// Pinning is a trade, so by default (BRAID_BIND=auto) it follows the call:
+// a rank thread is pinned while it runs latency-bound calls (this rank's
+// larger buffer <= kPinnedCallMaxBytes) and gets its own affinity back for
+// larger ones (paired runs on the loaded VM, 4 ranks, perf/RESULTS.md
+// "Placement"): pinned, 8 B-8 KiB calls ran 1.1-2.2x faster, 16 KiB about
+// even, 32 KiB-4 MiB 0.4-0.9x and 128 MiB 0.64-0.93x. Mid-size pipelined
+// calls keep their data in one core's cache when the scheduler packs the
+// ranks, and a pinned rank cannot leave a core that other work has taken. Changing placement costs
+// one sched_setaffinity call, made only when a call's class differs from the
+// previous call's on that thread. BRAID_BIND=spread pins for every call (the
+// old opt-in), none never does.
 //
 // Only when the rank is a process of its own (ranks that are threads of one
-// process share the affinity of whoever calls; pinning one would pin the
-// threads it starts), and once per process (a later communicator, e.g. a
-// split, keeps the first placement). A failure to pin is not an error: the
-// ranks still work, as the scheduler places them.
+// process share the affinity of whoever calls), and decided once per process
+// (a later communicator, e.g. a split, keeps the first decision). A failure
+// to pin is not an error: the ranks still work, as the scheduler places them.
 #pragma once
+
+#include <cstddef>
 
 #include "core/status.h"
 
 namespace braid {
 
-/// With BRAID_BIND=spread, pins the calling process to one CPU of its affinity
-/// mask when `localRanks` (this host's ranks, each its own process) exceed the
-/// CPUs in that mask. `localIndex` is this rank's index among them
-/// (0..localRanks-1). *pinnedCpu: the CPU pinned to, or -1 when the affinity was
-/// left as it was. Fails only for a BRAID_BIND other than "spread" or "none".
+enum class BindMode { kAuto, kSpread, kNone };
+
+/// The largest call (bytes of this rank's larger buffer) that BRAID_BIND=auto
+/// runs pinned.
+inline constexpr size_t kPinnedCallMaxBytes = size_t{8} << 10;
+
+/// BRAID_BIND: unset, "" or "auto" -> kAuto; "spread"; "none". Anything else
+/// is an error naming the value.
+Status readBindMode(BindMode* mode);
+
+/// Whether a call moving `callBytes` (this rank's larger buffer) runs pinned.
+bool pinsCall(BindMode mode, size_t callBytes);
+
+/// The CPU that local index `localIndex` of `localRanks` takes among the
+/// `allowedCpus` (ascending): the (localIndex mod m)-th of the m; -1 when the
+/// ranks do not outnumber the CPUs or the index is out of range.
+int spreadCpu(const int* allowedCpus, int cpuCount, int localIndex, int localRanks);
+
+/// Decides this process's placement once, from BRAID_BIND and the calling
+/// thread's affinity: a CPU when `localRanks` (this host's ranks, each its own
+/// process) exceed the CPUs in that mask. With BRAID_BIND=spread it pins the
+/// calling thread at once. *pinnedCpu: the CPU pinned to now, or -1.
+/// Fails only for a BRAID_BIND other than "auto", "spread" or "none".
 Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu);
+
+/// Before a call moving `callBytes`: pins the calling thread to this process's
+/// CPU or gives it back the affinity it had at spreadOverCores, as pinsCall
+/// says. Does nothing when no placement was decided (not oversubscribed, ranks
+/// that are threads, BRAID_BIND=none) or when the thread is already placed so.
+void placeForCall(size_t callBytes);
 
 }  // namespace braid

@@ -1,6 +1,7 @@
-// BRAID_BIND=spread (comm/core_spreading.h): which CPU a rank process takes,
-// when it leaves the affinity alone, and the error for a bad value. Each case
-// runs in a forked child, so pinning never touches the test process itself.
+// BRAID_BIND (comm/core_spreading.h): which CPU a rank process takes, which
+// calls run pinned under auto, spread and none, when the affinity is left
+// alone, and the error for a bad value. Cases that pin run in a forked child,
+// so pinning never touches the test process itself.
 #include "comm/core_spreading.h"
 
 #include <gtest/gtest.h>
@@ -102,6 +103,99 @@ TEST(CoreSpreadingTest, RejectsAnUnknownValue) {
     return !s.isOk() && s.message().find("BRAID_BIND='everywhere'") != std::string::npos &&
            cpu == -1;
   }));
+}
+
+TEST(CoreSpreadingTest, AutoPinsOnlyCallsUpTo8KiB) {
+  EXPECT_TRUE(pinsCall(BindMode::kAuto, 0));  // a barrier
+  EXPECT_TRUE(pinsCall(BindMode::kAuto, 8));
+  EXPECT_TRUE(pinsCall(BindMode::kAuto, kPinnedCallMaxBytes));
+  EXPECT_FALSE(pinsCall(BindMode::kAuto, kPinnedCallMaxBytes + 1));
+  EXPECT_FALSE(pinsCall(BindMode::kAuto, size_t{128} << 20));
+  for (size_t bytes : {size_t{0}, size_t{8}, kPinnedCallMaxBytes + 1, size_t{128} << 20}) {
+    EXPECT_TRUE(pinsCall(BindMode::kSpread, bytes)) << bytes;
+    EXPECT_FALSE(pinsCall(BindMode::kNone, bytes)) << bytes;
+  }
+}
+
+TEST(CoreSpreadingTest, SpreadCpuGoesRoundRobinOnlyWhenOversubscribed) {
+  const int cpus[] = {3, 5, 9};
+  // 7 ranks on 3 CPUs: index i takes the (i mod 3)-th CPU of the list.
+  const int expected[] = {3, 5, 9, 3, 5, 9, 3};
+  for (int index = 0; index < 7; ++index) {
+    EXPECT_EQ(spreadCpu(cpus, 3, index, 7), expected[index]) << "local index " << index;
+  }
+  EXPECT_EQ(spreadCpu(cpus, 3, 0, 3), -1);  // one CPU per rank: nothing to spread
+  EXPECT_EQ(spreadCpu(cpus, 3, 1, 2), -1);
+  EXPECT_EQ(spreadCpu(cpus, 3, 7, 7), -1);  // index out of range
+  EXPECT_EQ(spreadCpu(cpus, 3, -1, 7), -1);
+  EXPECT_EQ(spreadCpu(cpus, 0, 0, 7), -1);  // no CPU allowed
+}
+
+TEST(CoreSpreadingTest, ReadsBindModes) {
+  EXPECT_TRUE(inChild([] {
+    struct Case {
+      const char* value;  // nullptr: unset
+      BindMode mode;
+    };
+    for (Case c :
+         {Case{nullptr, BindMode::kAuto}, Case{"", BindMode::kAuto}, Case{"auto", BindMode::kAuto},
+          Case{"spread", BindMode::kSpread}, Case{"none", BindMode::kNone}}) {
+      if (c.value == nullptr ? unsetenv("BRAID_BIND") != 0
+                             : setenv("BRAID_BIND", c.value, 1) != 0) {
+        return false;
+      }
+      // Start from another mode, so a read that sets nothing fails.
+      BindMode mode = c.mode == BindMode::kNone ? BindMode::kAuto : BindMode::kNone;
+      if (!readBindMode(&mode).isOk() || mode != c.mode) return false;
+    }
+    if (setenv("BRAID_BIND", "Spread", 1) != 0) return false;
+    BindMode mode = BindMode::kAuto;
+    Status s = readBindMode(&mode);
+    return !s.isOk() && s.message().find("BRAID_BIND='Spread'") != std::string::npos;
+  }));
+}
+
+// The placement a thread has after placeForCall(bytes) for each of `calls`:
+// the single CPU it is pinned to, or -1 when it has both of the two CPUs it
+// was given before the communicator's decision (on a larger machine: not
+// every CPU, so this also checks that a release restores the found mask).
+std::vector<int> placementsAfter(const char* bind, int localIndex, int localRanks,
+                                 const std::vector<size_t>& calls) {
+  std::vector<int> out;
+  const std::vector<int> cpus = allowedCpus();
+  if (!restrictTo(cpus, 2)) return out;
+  if (bind == nullptr ? unsetenv("BRAID_BIND") != 0 : setenv("BRAID_BIND", bind, 1) != 0) {
+    return out;
+  }
+  int cpu = -2;
+  if (!spreadOverCores(localIndex, localRanks, &cpu).isOk()) return out;
+  for (size_t bytes : calls) {
+    placeForCall(bytes);
+    const std::vector<int> now = allowedCpus();
+    out.push_back(now.size() == 1 ? now[0] : now.size() == 2 ? -1 : -2);
+  }
+  return out;
+}
+
+TEST(CoreSpreadingTest, AutoPinsSmallCallsAndReleasesLargeOnes) {
+  const std::vector<int> cpus = allowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  const size_t big = size_t{1} << 20;
+  const std::vector<size_t> calls = {8, 8, big, big, 0, kPinnedCallMaxBytes + 1};
+  // Local index 1 of 4 on 2 CPUs: the second CPU, for the small calls only.
+  const int c = cpus[1];
+  EXPECT_TRUE(inChild([&] {
+    return placementsAfter(nullptr, 1, 4, calls) == std::vector<int>{c, c, -1, -1, c, -1};
+  })) << "BRAID_BIND unset";
+  EXPECT_TRUE(inChild([&] {
+    return placementsAfter("spread", 1, 4, calls) == std::vector<int>{c, c, c, c, c, c};
+  })) << "BRAID_BIND=spread";
+  EXPECT_TRUE(inChild([&] {
+    return placementsAfter("none", 1, 4, calls) == std::vector<int>(calls.size(), -1);
+  })) << "BRAID_BIND=none";
+  EXPECT_TRUE(inChild([&] {
+    return placementsAfter("auto", 1, 2, calls) == std::vector<int>(calls.size(), -1);
+  })) << "2 ranks on 2 CPUs";
 }
 
 }  // namespace
