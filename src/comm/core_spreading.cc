@@ -35,6 +35,7 @@ Placement& placement() {
 // pinned or given back its own affinity. Per thread: affinity is per thread.
 enum class ThreadPlace { kUnknown, kPinned, kOwn };
 thread_local ThreadPlace threadPlace = ThreadPlace::kUnknown;
+thread_local int smallRun = 0;  // pinsNextCall's count of consecutive small calls
 
 bool pinTo(int cpu) {
   cpu_set_t one;
@@ -60,10 +61,15 @@ Status readBindMode(BindMode* mode) {
   return Status::ok();
 }
 
-bool pinsCall(BindMode mode, size_t callBytes) {
+bool pinsNextCall(BindMode mode, size_t callBytes, int* smallRun) {
   switch (mode) {
     case BindMode::kAuto:
-      return callBytes <= kPinnedCallMaxBytes;
+      if (callBytes > kPinnedCallMaxBytes) {
+        *smallRun = 0;
+        return false;
+      }
+      if (*smallRun < kSmallCallsBeforePinning) ++*smallRun;
+      return *smallRun >= kSmallCallsBeforePinning;
     case BindMode::kSpread:
       return true;
     case BindMode::kNone:
@@ -118,7 +124,8 @@ void placeForCall(size_t callBytes) {
   Placement& p = placement();
   const int cpu = p.cpu.load(std::memory_order_acquire);
   if (cpu < 0) return;
-  const ThreadPlace want = pinsCall(p.mode, callBytes) ? ThreadPlace::kPinned : ThreadPlace::kOwn;
+  const ThreadPlace want =
+      pinsNextCall(p.mode, callBytes, &smallRun) ? ThreadPlace::kPinned : ThreadPlace::kOwn;
   if (threadPlace == want) return;
   // A failed change leaves the thread where the scheduler puts it; it is
   // remembered as placed, so a thread that may not pin does not retry per call.

@@ -45,8 +45,14 @@ inline constexpr size_t kPinnedCallMaxBytes = size_t{8} << 10;
 /// is an error naming the value.
 Status readBindMode(BindMode* mode);
 
-/// Whether a call moving `callBytes` (this rank's larger buffer) runs pinned.
-bool pinsCall(BindMode mode, size_t callBytes);
+/// Consecutive small calls after which BRAID_BIND=auto pins a thread.
+inline constexpr int kSmallCallsBeforePinning = 16;
+
+/// Whether the next call, moving `callBytes` (this rank's larger buffer), runs
+/// pinned. *smallRun counts the thread's consecutive small calls (start at 0):
+/// auto pins once kSmallCallsBeforePinning of them ran in a row and releases
+/// at the first large call, so a barrier between large calls does not pin.
+bool pinsNextCall(BindMode mode, size_t callBytes, int* smallRun);
 
 /// The CPU that local index `localIndex` of `localRanks` takes among the
 /// `allowedCpus` (ascending): the (localIndex mod m)-th of the m; -1 when the

@@ -105,16 +105,41 @@ TEST(CoreSpreadingTest, RejectsAnUnknownValue) {
   }));
 }
 
-TEST(CoreSpreadingTest, AutoPinsOnlyCallsUpTo8KiB) {
-  EXPECT_TRUE(pinsCall(BindMode::kAuto, 0));  // a barrier
-  EXPECT_TRUE(pinsCall(BindMode::kAuto, 8));
-  EXPECT_TRUE(pinsCall(BindMode::kAuto, kPinnedCallMaxBytes));
-  EXPECT_FALSE(pinsCall(BindMode::kAuto, kPinnedCallMaxBytes + 1));
-  EXPECT_FALSE(pinsCall(BindMode::kAuto, size_t{128} << 20));
-  for (size_t bytes : {size_t{0}, size_t{8}, kPinnedCallMaxBytes + 1, size_t{128} << 20}) {
-    EXPECT_TRUE(pinsCall(BindMode::kSpread, bytes)) << bytes;
-    EXPECT_FALSE(pinsCall(BindMode::kNone, bytes)) << bytes;
+// The decisions pinsNextCall makes for `calls` (bytes each), from a fresh count.
+std::vector<bool> decisions(BindMode mode, const std::vector<size_t>& calls) {
+  std::vector<bool> out;
+  int smallRun = 0;
+  for (size_t bytes : calls) out.push_back(pinsNextCall(mode, bytes, &smallRun));
+  return out;
+}
+
+TEST(CoreSpreadingTest, AutoPinsAfterARunOfSmallCallsAndReleasesAtALargeOne) {
+  const size_t small = kPinnedCallMaxBytes, large = kPinnedCallMaxBytes + 1;
+  const int k = kSmallCallsBeforePinning;
+  // k small calls (barriers count: 0 bytes), the k-th the first pinned; two
+  // more stay pinned; a large call releases; the next k-1 small ones do not
+  // pin again, the k-th does.
+  std::vector<size_t> calls(k, 0);
+  calls.back() = small;
+  std::vector<bool> expected(k, false);
+  expected.back() = true;
+  for (size_t bytes : {size_t{8}, small}) {
+    calls.push_back(bytes);
+    expected.push_back(true);
   }
+  calls.push_back(large);
+  expected.push_back(false);
+  for (int i = 0; i < k; ++i) {
+    calls.push_back(8);
+    expected.push_back(i == k - 1);
+  }
+  EXPECT_EQ(decisions(BindMode::kAuto, calls), expected);
+  // A barrier before each large call (a benchmark's loop) never pins.
+  std::vector<size_t> alternating;
+  for (int i = 0; i < 4 * k; ++i) alternating.push_back(i % 2 ? size_t{128} << 20 : 0);
+  EXPECT_EQ(decisions(BindMode::kAuto, alternating), std::vector<bool>(alternating.size(), false));
+  EXPECT_EQ(decisions(BindMode::kSpread, calls), std::vector<bool>(calls.size(), true));
+  EXPECT_EQ(decisions(BindMode::kNone, calls), std::vector<bool>(calls.size(), false));
 }
 
 TEST(CoreSpreadingTest, SpreadCpuGoesRoundRobinOnlyWhenOversubscribed) {
@@ -181,12 +206,16 @@ TEST(CoreSpreadingTest, AutoPinsSmallCallsAndReleasesLargeOnes) {
   const std::vector<int> cpus = allowedCpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
   const size_t big = size_t{1} << 20;
-  const std::vector<size_t> calls = {8, 8, big, big, 0, kPinnedCallMaxBytes + 1};
-  // Local index 1 of 4 on 2 CPUs: the second CPU, for the small calls only.
+  // Local index 1 of 4 on 2 CPUs: the second CPU, once small calls ran in a row.
   const int c = cpus[1];
-  EXPECT_TRUE(inChild([&] {
-    return placementsAfter(nullptr, 1, 4, calls) == std::vector<int>{c, c, -1, -1, c, -1};
-  })) << "BRAID_BIND unset";
+  const int k = kSmallCallsBeforePinning;
+  std::vector<size_t> calls(k + 1, 8);
+  std::vector<int> expected(k - 1, -1);
+  expected.insert(expected.end(), {c, c});
+  calls.insert(calls.end(), {big, 0});
+  expected.insert(expected.end(), {-1, -1});
+  EXPECT_TRUE(inChild([&] { return placementsAfter(nullptr, 1, 4, calls) == expected; }))
+      << "BRAID_BIND unset";
   EXPECT_TRUE(inChild([&] {
     return placementsAfter("spread", 1, 4, calls) == std::vector<int>{c, c, c, c, c, c};
   })) << "BRAID_BIND=spread";
