@@ -1,4 +1,4 @@
-// Placement of rank processes that outnumber their CPUs (see core_spreading.h):
+// Placement of rank processes that fill or outnumber their CPUs (core_spreading.h):
 // one decision per process at communicator creation, then a per-thread pin or
 // release before each call, made only when the call's class changes.
 #include "comm/core_spreading.h"
@@ -23,7 +23,8 @@ struct Placement {
   std::atomic<bool> decided{false};
   std::atomic<int> cpu{-1};  // the CPU to pin to; -1: leave the affinity alone
   BindMode mode = BindMode::kNone;
-  cpu_set_t own;  // the affinity to give back for calls that run unpinned
+  bool ownCore = false;  // no other local rank was given the same CPU
+  cpu_set_t own;         // the affinity to give back for calls that run unpinned
 };
 
 Placement& placement() {
@@ -79,7 +80,8 @@ bool pinsNextCall(BindMode mode, size_t callBytes, int* smallRun) {
 }
 
 int spreadCpu(const int* allowedCpus, int cpuCount, int localIndex, int localRanks) {
-  if (cpuCount < 1 || localRanks <= cpuCount || localIndex < 0 || localIndex >= localRanks) {
+  if (cpuCount < 1 || localRanks < 2 || localRanks < cpuCount || localIndex < 0 ||
+      localIndex >= localRanks) {
     return -1;
   }
   return allowedCpus[localIndex % cpuCount];
@@ -101,6 +103,7 @@ Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu) {
       spreadCpu(allowed.data(), static_cast<int>(allowed.size()), localIndex, localRanks);
   if (cpu < 0) return Status::ok();
   p.mode = mode;
+  p.ownCore = localRanks <= static_cast<int>(allowed.size());
   p.cpu.store(cpu, std::memory_order_release);
   BRAID_INFO("local rank %d of %d on %zu CPUs: CPU %d for %s (BRAID_BIND=%s)", localIndex,
              localRanks, allowed.size(), cpu,
@@ -127,14 +130,21 @@ void placeForCall(size_t callBytes) {
   const ThreadPlace want =
       pinsNextCall(p.mode, callBytes, &smallRun) ? ThreadPlace::kPinned : ThreadPlace::kOwn;
   if (threadPlace == want) return;
-  // A failed change leaves the thread where the scheduler puts it; it is
-  // remembered as placed, so a thread that may not pin does not retry per call.
-  if (want == ThreadPlace::kPinned) {
-    (void)pinTo(cpu);
-  } else {
-    (void)sched_setaffinity(0, sizeof(p.own), &p.own);
+  if (want == ThreadPlace::kPinned && !pinTo(cpu)) {
+    // Not allowed (e.g. a changed cpuset): stop placing for the whole process
+    // rather than retry per call; the scheduler places the ranks as before.
+    p.cpu.store(-1, std::memory_order_release);
+    threadPlace = ThreadPlace::kOwn;
+    return;
   }
+  // A failed release leaves the thread pinned, which still works.
+  if (want == ThreadPlace::kOwn) (void)sched_setaffinity(0, sizeof(p.own), &p.own);
   threadPlace = want;
+}
+
+bool pinnedToOwnCore() {
+  return threadPlace == ThreadPlace::kPinned &&
+         placement().cpu.load(std::memory_order_acquire) >= 0 && placement().ownCore;
 }
 
 }  // namespace braid

@@ -1,27 +1,26 @@
-// Spreading a host's ranks over its cores when they outnumber the cores.
+// Placing a host's rank processes on its cores when they fill or outnumber them.
 //
-// With more local ranks than cores (4 ranks on 2 cores), every wait in a small
-// collective is a context switch, and how many switches sit on a call's
-// critical path depends on which ranks share a core. Left to the scheduler,
-// ranks often all end up on one core: on the 2-core VM `ps -o psr,pcpu` shows
-// four ranks at 25 % each on one vCPU for seconds at a time (OpenMPI's ranks
-// too), and the 8-B all-reduce then takes ~20 us instead of ~9 us. Pinned
-// round-robin (local index i takes the (i mod m)-th of its m allowed CPUs),
-// half the exchanges cross cores and proceed in parallel, and the time stays
-// at ~9 us. Pinning once and releasing does not hold: the scheduler packs the
-// ranks again within a second.
+// Left to the scheduler, waiting ranks look idle, and this VM's kernel packs
+// them onto one vCPU (`ps -o psr,pcpu`: four ranks at 25 % each on one vCPU
+// for seconds, OpenMPI's ranks too; two ranks on one vCPU). Every wait then is
+// a context switch: the 8-B all-reduce took ~20 us instead of ~9 us with 4
+// ranks, ~5.8 us instead of ~0.5 us with 2. Pinned round-robin (local index i
+// takes the (i mod m)-th of its m allowed CPUs), half the exchanges of 4 ranks
+// cross cores and proceed in parallel, and 2 ranks each keep a core. Pinning
+// once and releasing does not hold: the kernel packs the ranks again within a
+// second.
 //
-// Pinning is a trade, so by default (BRAID_BIND=auto) it follows the call:
-// a rank thread is pinned while it runs latency-bound calls (this rank's
-// larger buffer <= kPinnedCallMaxBytes) and gets its own affinity back for
-// larger ones (paired runs on the loaded VM, 4 ranks, perf/RESULTS.md
-// "Placement"): pinned, 8 B-8 KiB calls ran 1.1-2.2x faster, 16 KiB about
-// even, 32 KiB-4 MiB 0.4-0.9x and 128 MiB 0.64-0.93x. Mid-size pipelined
-// calls keep their data in one core's cache when the scheduler packs the
-// ranks, and a pinned rank cannot leave a core that other work has taken. Changing placement costs
-// one sched_setaffinity call, made only when a call's class differs from the
-// previous call's on that thread. BRAID_BIND=spread pins for every call (the
-// old opt-in), none never does.
+// Pinning is a trade, so by default (BRAID_BIND=auto) it follows the calls:
+// a rank thread is pinned once kSmallCallsBeforePinning latency-bound calls
+// (this rank's larger buffer <= kPinnedCallMaxBytes) ran in a row, and gets
+// its own affinity back at the first larger call. Paired runs on the loaded
+// VM, 4 ranks (perf/RESULTS.md "Placement"), pinned against not: 8 B-8 KiB
+// 1.1-2.2x faster, 16 KiB about even, 32 KiB-4 MiB 0.4-0.9x, 128 MiB
+// 0.64-0.93x (mid-size calls keep their data in one core's cache when the
+// ranks are packed; a pinned rank cannot leave a core that other work took).
+// The run of small calls keeps a benchmark's barrier before each large call
+// from pinning and releasing every call, which made large calls 0.27-0.44x.
+// BRAID_BIND=spread pins for every call (the old opt-in), none never does.
 //
 // Only when the rank is a process of its own (ranks that are threads of one
 // process share the affinity of whoever calls), and decided once per process
@@ -55,13 +54,13 @@ inline constexpr int kSmallCallsBeforePinning = 16;
 bool pinsNextCall(BindMode mode, size_t callBytes, int* smallRun);
 
 /// The CPU that local index `localIndex` of `localRanks` takes among the
-/// `allowedCpus` (ascending): the (localIndex mod m)-th of the m; -1 when the
-/// ranks do not outnumber the CPUs or the index is out of range.
+/// `allowedCpus` (ascending): the (localIndex mod m)-th of the m; -1 for a
+/// single rank, ranks fewer than the CPUs, or an index out of range.
 int spreadCpu(const int* allowedCpus, int cpuCount, int localIndex, int localRanks);
 
 /// Decides this process's placement once, from BRAID_BIND and the calling
 /// thread's affinity: a CPU when `localRanks` (this host's ranks, each its own
-/// process) exceed the CPUs in that mask. With BRAID_BIND=spread it pins the
+/// process; at least 2) fill or exceed the CPUs in that mask. With BRAID_BIND=spread it pins the
 /// calling thread at once. *pinnedCpu: the CPU pinned to now, or -1.
 /// Fails only for a BRAID_BIND other than "auto", "spread" or "none".
 Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu);
@@ -71,5 +70,9 @@ Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu);
 /// says. Does nothing when no placement was decided (not oversubscribed, ranks
 /// that are threads, BRAID_BIND=none) or when the thread is already placed so.
 void placeForCall(size_t callBytes);
+
+/// True while the calling thread is pinned to a CPU that no other rank of
+/// this host was given (the ranks do not outnumber the CPUs).
+bool pinnedToOwnCore();
 
 }  // namespace braid

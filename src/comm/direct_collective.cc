@@ -48,7 +48,7 @@ Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
 // Errors come back with the call named, as the engine words them.
 Status drive(Comm& comm, const Op& op, ScheduleCache::Run& run) {
   ScheduleRunner& runner = *run.runners.front();
-  IdleWait idle(comm.config().timeoutSeconds, comm.config().spinIterations);
+  IdleWait idle(comm.config().timeoutSeconds, comm.spinRounds());
   StallDiagnosis stall;
   bool recorded = false;
   while (true) {

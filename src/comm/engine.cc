@@ -237,7 +237,7 @@ Status waitLoop(std::vector<CommWork>& works) {
   for (auto& w : works) {
     timeout = std::min(timeout, w.comm()->config().timeoutSeconds);
   }
-  IdleWait idle(timeout, works[0].comm()->config().spinIterations);
+  IdleWait idle(timeout, works[0].comm()->spinRounds());
   StallDiagnosis stall;
   while (true) {
     bool progressed = false, allDone = true;

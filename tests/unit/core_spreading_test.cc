@@ -61,21 +61,21 @@ TEST(CoreSpreadingTest, OversubscribedRanksTakeCpusRoundRobin) {
   }
 }
 
-TEST(CoreSpreadingTest, LeavesAffinityAloneUnlessAskedAndOversubscribed) {
+TEST(CoreSpreadingTest, CreationPinsOnlyForSpreadWithRanksToSpread) {
   const std::vector<int> cpus = allowedCpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
   struct Case {
     const char* bind;  // nullptr: unset
     int localRanks;
   };
-  for (Case c : {Case{nullptr, 4}, Case{"none", 4}, Case{"", 4}, Case{"spread", 2}}) {
+  for (Case c : {Case{nullptr, 4}, Case{"none", 4}, Case{"", 4}, Case{"spread", 1}}) {
     EXPECT_TRUE(inChild([&] {
       if (!restrictTo(cpus, 2)) return false;
       if (c.bind == nullptr ? unsetenv("BRAID_BIND") != 0 : setenv("BRAID_BIND", c.bind, 1) != 0) {
         return false;
       }
       int cpu = -2;
-      if (!spreadOverCores(1, c.localRanks, &cpu).isOk()) return false;
+      if (!spreadOverCores(c.localRanks - 1, c.localRanks, &cpu).isOk()) return false;
       return cpu == -1 && allowedCpus().size() == 2;
     })) << "BRAID_BIND="
         << (c.bind ? c.bind : "(unset)") << " ranks " << c.localRanks;
@@ -142,15 +142,16 @@ TEST(CoreSpreadingTest, AutoPinsAfterARunOfSmallCallsAndReleasesAtALargeOne) {
   EXPECT_EQ(decisions(BindMode::kNone, calls), std::vector<bool>(calls.size(), false));
 }
 
-TEST(CoreSpreadingTest, SpreadCpuGoesRoundRobinOnlyWhenOversubscribed) {
+TEST(CoreSpreadingTest, SpreadCpuGoesRoundRobinWhenRanksFillTheCpus) {
   const int cpus[] = {3, 5, 9};
   // 7 ranks on 3 CPUs: index i takes the (i mod 3)-th CPU of the list.
   const int expected[] = {3, 5, 9, 3, 5, 9, 3};
   for (int index = 0; index < 7; ++index) {
     EXPECT_EQ(spreadCpu(cpus, 3, index, 7), expected[index]) << "local index " << index;
   }
-  EXPECT_EQ(spreadCpu(cpus, 3, 0, 3), -1);  // one CPU per rank: nothing to spread
-  EXPECT_EQ(spreadCpu(cpus, 3, 1, 2), -1);
+  EXPECT_EQ(spreadCpu(cpus, 3, 2, 3), 9);   // ranks fill the CPUs: one each
+  EXPECT_EQ(spreadCpu(cpus, 3, 1, 2), -1);  // fewer ranks than CPUs: left alone
+  EXPECT_EQ(spreadCpu(cpus, 1, 0, 1), -1);  // a single rank
   EXPECT_EQ(spreadCpu(cpus, 3, 7, 7), -1);  // index out of range
   EXPECT_EQ(spreadCpu(cpus, 3, -1, 7), -1);
   EXPECT_EQ(spreadCpu(cpus, 0, 0, 7), -1);  // no CPU allowed
@@ -185,7 +186,8 @@ TEST(CoreSpreadingTest, ReadsBindModes) {
 // was given before the communicator's decision (on a larger machine: not
 // every CPU, so this also checks that a release restores the found mask).
 std::vector<int> placementsAfter(const char* bind, int localIndex, int localRanks,
-                                 const std::vector<size_t>& calls) {
+                                 const std::vector<size_t>& calls,
+                                 std::vector<bool>* ownCore = nullptr) {
   std::vector<int> out;
   const std::vector<int> cpus = allowedCpus();
   if (!restrictTo(cpus, 2)) return out;
@@ -198,6 +200,7 @@ std::vector<int> placementsAfter(const char* bind, int localIndex, int localRank
     placeForCall(bytes);
     const std::vector<int> now = allowedCpus();
     out.push_back(now.size() == 1 ? now[0] : now.size() == 2 ? -1 : -2);
+    if (ownCore != nullptr) ownCore->push_back(pinnedToOwnCore());
   }
   return out;
 }
@@ -223,8 +226,36 @@ TEST(CoreSpreadingTest, AutoPinsSmallCallsAndReleasesLargeOnes) {
     return placementsAfter("none", 1, 4, calls) == std::vector<int>(calls.size(), -1);
   })) << "BRAID_BIND=none";
   EXPECT_TRUE(inChild([&] {
-    return placementsAfter("auto", 1, 2, calls) == std::vector<int>(calls.size(), -1);
+    return placementsAfter("auto", 0, 1, calls) == std::vector<int>(calls.size(), -1);
+  })) << "a single rank";
+}
+
+TEST(CoreSpreadingTest, OwnCoreOnlyWhileRanksDoNotOutnumberTheCpus) {
+  const std::vector<int> cpus = allowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  const int k = kSmallCallsBeforePinning;
+  std::vector<size_t> calls(k, 8);
+  calls.push_back(size_t{1} << 20);
+  // 2 ranks on 2 CPUs fill them: pinned like 4 would be, and then alone.
+  std::vector<bool> alone(k - 1, false);
+  alone.insert(alone.end(), {true, false});
+  std::vector<int> placed(k - 1, -1);
+  placed.insert(placed.end(), {cpus[1], -1});
+  EXPECT_TRUE(inChild([&] {
+    std::vector<bool> own;
+    return placementsAfter(nullptr, 1, 2, calls, &own) == placed && own == alone;
   })) << "2 ranks on 2 CPUs";
+  // 3 ranks on 2 CPUs: pinned, but sharing a CPU with another rank.
+  EXPECT_TRUE(inChild([&] {
+    std::vector<bool> own;
+    return placementsAfter(nullptr, 1, 3, calls, &own) == placed &&
+           own == std::vector<bool>(calls.size(), false);
+  })) << "3 ranks on 2 CPUs";
+  EXPECT_TRUE(inChild([&] {
+    std::vector<bool> own;
+    return placementsAfter("none", 1, 2, calls, &own).size() == calls.size() &&
+           own == std::vector<bool>(calls.size(), false);
+  })) << "BRAID_BIND=none";
 }
 
 }  // namespace
