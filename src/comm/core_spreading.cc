@@ -62,10 +62,10 @@ Status readBindMode(BindMode* mode) {
   return Status::ok();
 }
 
-bool pinsNextCall(BindMode mode, size_t callBytes, int* smallRun) {
+bool pinsNextCall(BindMode mode, size_t callBytes, size_t maxPinnedBytes, int* smallRun) {
   switch (mode) {
     case BindMode::kAuto:
-      if (callBytes > kPinnedCallMaxBytes) {
+      if (callBytes > maxPinnedBytes) {
         *smallRun = 0;
         return false;
       }
@@ -107,7 +107,9 @@ Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu) {
   p.cpu.store(cpu, std::memory_order_release);
   BRAID_INFO("local rank %d of %d on %zu CPUs: CPU %d for %s (BRAID_BIND=%s)", localIndex,
              localRanks, allowed.size(), cpu,
-             mode == BindMode::kSpread ? "every call" : "calls up to 8 KiB",
+             mode == BindMode::kSpread ? "every call"
+             : p.ownCore               ? "runs of calls up to 2 MiB"
+                                       : "runs of calls up to 8 KiB",
              mode == BindMode::kSpread ? "spread" : "auto");
   if (mode != BindMode::kSpread) return Status::ok();
   if (!pinTo(cpu)) {
@@ -128,7 +130,10 @@ void placeForCall(size_t callBytes) {
   const int cpu = p.cpu.load(std::memory_order_acquire);
   if (cpu < 0) return;
   const ThreadPlace want =
-      pinsNextCall(p.mode, callBytes, &smallRun) ? ThreadPlace::kPinned : ThreadPlace::kOwn;
+      pinsNextCall(p.mode, callBytes, p.ownCore ? kOwnCorePinnedCallMaxBytes : kPinnedCallMaxBytes,
+                   &smallRun)
+          ? ThreadPlace::kPinned
+          : ThreadPlace::kOwn;
   if (threadPlace == want) return;
   if (want == ThreadPlace::kPinned && !pinTo(cpu)) {
     // Not allowed (e.g. a changed cpuset): stop placing for the whole process

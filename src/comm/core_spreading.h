@@ -12,8 +12,9 @@
 //
 // Pinning is a trade, so by default (BRAID_BIND=auto) it follows the calls:
 // a rank thread is pinned once kSmallCallsBeforePinning latency-bound calls
-// (this rank's larger buffer <= kPinnedCallMaxBytes) ran in a row, and gets
-// its own affinity back at the first larger call. Paired runs on the loaded
+// (this rank's larger buffer <= kPinnedCallMaxBytes, or
+// kOwnCorePinnedCallMaxBytes when each rank has a CPU of its own) ran in a
+// row, and gets its own affinity back at the first larger call. Paired runs on the loaded
 // VM, 4 ranks (perf/RESULTS.md "Placement"), pinned against not: 8 B-8 KiB
 // 1.1-2.2x faster, 16 KiB about even, 32 KiB-4 MiB 0.4-0.9x, 128 MiB
 // 0.64-0.93x (mid-size calls keep their data in one core's cache when the
@@ -37,8 +38,14 @@ namespace braid {
 enum class BindMode { kAuto, kSpread, kNone };
 
 /// The largest call (bytes of this rank's larger buffer) that BRAID_BIND=auto
-/// runs pinned.
+/// runs pinned when ranks share CPUs (more ranks than CPUs).
 inline constexpr size_t kPinnedCallMaxBytes = size_t{8} << 10;
+
+/// The same when each rank has a CPU of its own: packed onto one vCPU, two
+/// ranks also lose at mid sizes (paired runs, 2 ranks, loaded VM, pinned
+/// against not: 256 KiB-2 MiB 0.87-2.65x, 4 MiB 0.78-2.0x, 16 MiB 0.85-1.03x,
+/// 128 MiB 0.67-0.83x).
+inline constexpr size_t kOwnCorePinnedCallMaxBytes = size_t{2} << 20;
 
 /// BRAID_BIND: unset, "" or "auto" -> kAuto; "spread"; "none". Anything else
 /// is an error naming the value.
@@ -48,10 +55,11 @@ Status readBindMode(BindMode* mode);
 inline constexpr int kSmallCallsBeforePinning = 16;
 
 /// Whether the next call, moving `callBytes` (this rank's larger buffer), runs
-/// pinned. *smallRun counts the thread's consecutive small calls (start at 0):
-/// auto pins once kSmallCallsBeforePinning of them ran in a row and releases
-/// at the first large call, so a barrier between large calls does not pin.
-bool pinsNextCall(BindMode mode, size_t callBytes, int* smallRun);
+/// pinned, where auto pins calls up to `maxPinnedBytes` (a small call).
+/// *smallRun counts the thread's consecutive small calls (start at 0): auto
+/// pins once kSmallCallsBeforePinning of them ran in a row and releases at the
+/// first large call, so a barrier between large calls does not pin.
+bool pinsNextCall(BindMode mode, size_t callBytes, size_t maxPinnedBytes, int* smallRun);
 
 /// The CPU that local index `localIndex` of `localRanks` takes among the
 /// `allowedCpus` (ascending): the (localIndex mod m)-th of the m; -1 for a

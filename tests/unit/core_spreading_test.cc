@@ -109,7 +109,9 @@ TEST(CoreSpreadingTest, RejectsAnUnknownValue) {
 std::vector<bool> decisions(BindMode mode, const std::vector<size_t>& calls) {
   std::vector<bool> out;
   int smallRun = 0;
-  for (size_t bytes : calls) out.push_back(pinsNextCall(mode, bytes, &smallRun));
+  for (size_t bytes : calls) {
+    out.push_back(pinsNextCall(mode, bytes, kPinnedCallMaxBytes, &smallRun));
+  }
   return out;
 }
 
@@ -234,26 +236,32 @@ TEST(CoreSpreadingTest, OwnCoreOnlyWhileRanksDoNotOutnumberTheCpus) {
   const std::vector<int> cpus = allowedCpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
   const int k = kSmallCallsBeforePinning;
+  const size_t mid = size_t{1} << 20, large = 2 * kOwnCorePinnedCallMaxBytes;
+  static_assert(mid > kPinnedCallMaxBytes && mid <= kOwnCorePinnedCallMaxBytes);
   std::vector<size_t> calls(k, 8);
-  calls.push_back(size_t{1} << 20);
-  // 2 ranks on 2 CPUs fill them: pinned like 4 would be, and then alone.
-  std::vector<bool> alone(k - 1, false);
-  alone.insert(alone.end(), {true, false});
+  calls.insert(calls.end(), {mid, large});
+  const int c = cpus[1];
+  // 2 ranks on 2 CPUs fill them: pinned like 4 would be, then alone on the
+  // CPU, and pinned for calls up to kOwnCorePinnedCallMaxBytes.
   std::vector<int> placed(k - 1, -1);
-  placed.insert(placed.end(), {cpus[1], -1});
+  placed.insert(placed.end(), {c, c, -1});
+  std::vector<bool> alone(k - 1, false);
+  alone.insert(alone.end(), {true, true, false});
   EXPECT_TRUE(inChild([&] {
     std::vector<bool> own;
     return placementsAfter(nullptr, 1, 2, calls, &own) == placed && own == alone;
   })) << "2 ranks on 2 CPUs";
-  // 3 ranks on 2 CPUs: pinned, but sharing a CPU with another rank.
+  // 3 ranks on 2 CPUs: pinned for small calls only, sharing a CPU.
+  std::vector<int> shared(k - 1, -1);
+  shared.insert(shared.end(), {c, -1, -1});
   EXPECT_TRUE(inChild([&] {
     std::vector<bool> own;
-    return placementsAfter(nullptr, 1, 3, calls, &own) == placed &&
+    return placementsAfter(nullptr, 1, 3, calls, &own) == shared &&
            own == std::vector<bool>(calls.size(), false);
   })) << "3 ranks on 2 CPUs";
   EXPECT_TRUE(inChild([&] {
     std::vector<bool> own;
-    return placementsAfter("none", 1, 2, calls, &own).size() == calls.size() &&
+    return placementsAfter("none", 1, 2, calls, &own) == std::vector<int>(calls.size(), -1) &&
            own == std::vector<bool>(calls.size(), false);
   })) << "BRAID_BIND=none";
 }
