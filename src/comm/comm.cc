@@ -1,6 +1,5 @@
 #include "comm/comm.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,8 +150,7 @@ Status Comm::agreeOnConfig() {
         static_cast<int>(std::count_if(all.begin(), all.end(), [&](const SharedSettings& s) {
           return s.machine == mine.machine;
         }));
-    cpu_set_t cpus;
-    int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    const int cores = usableCpuCount();
     config_.spinIterations = localRanks <= cores ? kSpinIterations : 0;
   }
   BRAID_RETURN_IF_ERROR(spreadLocalRanks(all, rank_));

@@ -5,6 +5,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -145,6 +146,14 @@ void placeForCall(size_t callBytes) {
   // A failed release leaves the thread pinned, which still works.
   if (want == ThreadPlace::kOwn) (void)sched_setaffinity(0, sizeof(p.own), &p.own);
   threadPlace = want;
+}
+
+int usableCpuCount() {
+  Placement& p = placement();
+  if (p.cpu.load(std::memory_order_acquire) >= 0) return CPU_COUNT(&p.own);
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  return sched_getaffinity(0, sizeof(now), &now) == 0 ? std::max(CPU_COUNT(&now), 1) : 1;
 }
 
 bool pinnedToOwnCore() {

@@ -79,6 +79,11 @@ Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu);
 /// that are threads, BRAID_BIND=none) or when the thread is already placed so.
 void placeForCall(size_t callBytes);
 
+/// CPUs this process may use: those of the affinity found when the placement
+/// was decided (pinning must not make a later communicator think it has one
+/// CPU), else of the calling thread's affinity now; at least 1.
+int usableCpuCount();
+
 /// True while the calling thread is pinned to a CPU that no other rank of
 /// this host was given (the ranks do not outnumber the CPUs).
 bool pinnedToOwnCore();

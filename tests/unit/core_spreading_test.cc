@@ -266,5 +266,18 @@ TEST(CoreSpreadingTest, OwnCoreOnlyWhileRanksDoNotOutnumberTheCpus) {
   })) << "BRAID_BIND=none";
 }
 
+TEST(CoreSpreadingTest, UsableCpusCountTheAffinityFoundBeforePinning) {
+  const std::vector<int> cpus = allowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  EXPECT_TRUE(inChild([&] {
+    if (!restrictTo(cpus, 2) || unsetenv("BRAID_BIND") != 0) return false;
+    int cpu = -2;
+    if (usableCpuCount() != 2 || !spreadOverCores(0, 4, &cpu).isOk()) return false;
+    for (int i = 0; i < kSmallCallsBeforePinning; ++i) placeForCall(8);
+    // Pinned to one CPU now; a later communicator must still count two.
+    return allowedCpus().size() == 1 && usableCpuCount() == 2;
+  }));
+}
+
 }  // namespace
 }  // namespace braid
