@@ -68,15 +68,16 @@ int spreadCpu(const int* allowedCpus, int cpuCount, int localIndex, int localRan
 
 /// Decides this process's placement once, from BRAID_BIND and the calling
 /// thread's affinity: a CPU when `localRanks` (this host's ranks, each its own
-/// process; at least 2) fill or exceed the CPUs in that mask. With BRAID_BIND=spread it pins the
-/// calling thread at once. *pinnedCpu: the CPU pinned to now, or -1.
+/// process; at least 2) fill or exceed the CPUs in that mask. With
+/// BRAID_BIND=spread it pins the calling thread at once. *pinnedCpu: the CPU pinned to now, or -1.
 /// Fails only for a BRAID_BIND other than "auto", "spread" or "none".
 Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu);
 
 /// Before a call moving `callBytes`: pins the calling thread to this process's
-/// CPU or gives it back the affinity it had at spreadOverCores, as pinsCall
-/// says. Does nothing when no placement was decided (not oversubscribed, ranks
-/// that are threads, BRAID_BIND=none) or when the thread is already placed so.
+/// CPU or gives it back the affinity found at spreadOverCores, as pinsNextCall
+/// says. Does nothing when no placement was decided (fewer ranks than CPUs,
+/// ranks that are threads, BRAID_BIND=none) or when the thread is already
+/// placed so.
 void placeForCall(size_t callBytes);
 
 /// CPUs this process may use: those of the affinity found when the placement
