@@ -34,6 +34,10 @@ class Comm {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   const Config& config() const { return config_; }
+  /// Polls a waiting rank spins before it yields, in the calling thread's
+  /// placement now: BRAID_SPIN when set, else more while the thread is pinned
+  /// to a core no other rank of this host shares (core_spreading.h).
+  int spinRounds() const;
   /// The transport to the peers; null for a single-rank communicator.
   transport::Transport* transport() { return transport_.get(); }
   transport::Bootstrap& bootstrap() { return *bootstrap_; }
@@ -89,6 +93,7 @@ class Comm {
   const int rank_;
   const int nranks_;
   Config config_;
+  bool spinAuto_ = false;  // BRAID_SPIN unset: spinRounds() follows the placement
   std::unique_ptr<transport::Bootstrap> bootstrap_;
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<ShrinkRendezvous> shrink_;

@@ -1,37 +1,92 @@
-// Spreading a host's ranks over its cores when they outnumber the cores.
+// Placing a host's rank processes on its cores when they fill or outnumber them.
 //
-// With more local ranks than cores (4 ranks on 2 cores), every wait in a small
-// collective is a context switch, and how many switches sit on a call's
-// critical path depends on which ranks share a core. Left to the scheduler,
-// ranks on a loaded machine often all end up on one core (seen with
-// `ps -o psr` on the 2-core VM), where a 4-rank all-reduce needs every rank
-// to run in turn; spread evenly, half the exchanges cross cores and proceed in
-// parallel. With BRAID_BIND=spread each rank process pins itself to one of
-// the CPUs it may use: local index i takes the (i mod m)-th of its m allowed
-// CPUs, so ranks fill cores round-robin and no core gets two more than another.
+// Left to the scheduler, waiting ranks look idle, and this VM's kernel packs
+// them onto one vCPU (`ps -o psr,pcpu`: four ranks at 25 % each on one vCPU
+// for seconds, OpenMPI's ranks too; two ranks on one vCPU). Every wait then is
+// a context switch: the 8-B all-reduce took ~20 us instead of ~9 us with 4
+// ranks, ~5.8 us instead of ~0.5 us with 2. Pinned round-robin (local index i
+// takes the (i mod m)-th of its m allowed CPUs), half the exchanges of 4 ranks
+// cross cores and proceed in parallel, and 2 ranks each keep a core. Pinning
+// once and releasing does not hold: the kernel packs the ranks again within a
+// second.
 //
-// Opt-in, because it is a trade (paired runs on the loaded 2-core VM, 4 ranks,
-// shm, perf/ab with BRAID_BIND=none against spread): 8 B to 4 KiB collectives
-// ran 2-2.9x faster, but 1 MiB to 128 MiB ones 1.5-17x slower. A pinned rank
-// cannot leave a core that other work has taken, and big transfers need the
-// CPU time more than the placement.
+// Pinning is a trade, so by default (BRAID_BIND=auto) it follows the calls:
+// a rank thread is pinned once kSmallCallsBeforePinning latency-bound calls
+// (this rank's larger buffer <= kPinnedCallMaxBytes, or
+// kOwnCorePinnedCallMaxBytes when each rank has a CPU of its own) ran in a
+// row, and gets its own affinity back at the first larger call. Paired runs on the loaded
+// VM, 4 ranks (perf/RESULTS.md "Placement"), pinned against not: 8 B-8 KiB
+// 1.1-2.2x faster, 16 KiB about even, 32 KiB-4 MiB 0.4-0.9x, 128 MiB
+// 0.64-0.93x (mid-size calls keep their data in one core's cache when the
+// ranks are packed; a pinned rank cannot leave a core that other work took).
+// The run of small calls keeps a benchmark's barrier before each large call
+// from pinning and releasing every call, which made large calls 0.27-0.44x.
+// BRAID_BIND=spread pins for every call (the old opt-in), none never does.
 //
 // Only when the rank is a process of its own (ranks that are threads of one
-// process share the affinity of whoever calls; pinning one would pin the
-// threads it starts), and once per process (a later communicator, e.g. a
-// split, keeps the first placement). A failure to pin is not an error: the
-// ranks still work, as the scheduler places them.
+// process share the affinity of whoever calls), and decided once per process
+// (a later communicator, e.g. a split, keeps the first decision). A failure
+// to pin is not an error: the ranks still work, as the scheduler places them.
 #pragma once
+
+#include <cstddef>
 
 #include "core/status.h"
 
 namespace braid {
 
-/// With BRAID_BIND=spread, pins the calling process to one CPU of its affinity
-/// mask when `localRanks` (this host's ranks, each its own process) exceed the
-/// CPUs in that mask. `localIndex` is this rank's index among them
-/// (0..localRanks-1). *pinnedCpu: the CPU pinned to, or -1 when the affinity was
-/// left as it was. Fails only for a BRAID_BIND other than "spread" or "none".
+enum class BindMode { kAuto, kSpread, kNone };
+
+/// The largest call (bytes of this rank's larger buffer) that BRAID_BIND=auto
+/// runs pinned when ranks share CPUs (more ranks than CPUs).
+inline constexpr size_t kPinnedCallMaxBytes = size_t{8} << 10;
+
+/// The same when each rank has a CPU of its own: packed onto one vCPU, two
+/// ranks also lose at mid sizes (paired runs, 2 ranks, loaded VM, pinned
+/// against not: 256 KiB-2 MiB 0.87-2.65x, 4 MiB 0.78-2.0x, 16 MiB 0.85-1.03x,
+/// 128 MiB 0.67-0.83x).
+inline constexpr size_t kOwnCorePinnedCallMaxBytes = size_t{2} << 20;
+
+/// BRAID_BIND: unset, "" or "auto" -> kAuto; "spread"; "none". Anything else
+/// is an error naming the value.
+Status readBindMode(BindMode* mode);
+
+/// Consecutive small calls after which BRAID_BIND=auto pins a thread.
+inline constexpr int kSmallCallsBeforePinning = 16;
+
+/// Whether the next call, moving `callBytes` (this rank's larger buffer), runs
+/// pinned, where auto pins calls up to `maxPinnedBytes` (a small call).
+/// *smallRun counts the thread's consecutive small calls (start at 0): auto
+/// pins once kSmallCallsBeforePinning of them ran in a row and releases at the
+/// first large call, so a barrier between large calls does not pin.
+bool pinsNextCall(BindMode mode, size_t callBytes, size_t maxPinnedBytes, int* smallRun);
+
+/// The CPU that local index `localIndex` of `localRanks` takes among the
+/// `allowedCpus` (ascending): the (localIndex mod m)-th of the m; -1 for a
+/// single rank, ranks fewer than the CPUs, or an index out of range.
+int spreadCpu(const int* allowedCpus, int cpuCount, int localIndex, int localRanks);
+
+/// Decides this process's placement once, from BRAID_BIND and the calling
+/// thread's affinity: a CPU when `localRanks` (this host's ranks, each its own
+/// process; at least 2) fill or exceed the CPUs in that mask. With
+/// BRAID_BIND=spread it pins the calling thread at once. *pinnedCpu: the CPU pinned to now, or -1.
+/// Fails only for a BRAID_BIND other than "auto", "spread" or "none".
 Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu);
+
+/// Before a call moving `callBytes`: pins the calling thread to this process's
+/// CPU or gives it back the affinity found at spreadOverCores, as pinsNextCall
+/// says. Does nothing when no placement was decided (fewer ranks than CPUs,
+/// ranks that are threads, BRAID_BIND=none) or when the thread is already
+/// placed so.
+void placeForCall(size_t callBytes);
+
+/// CPUs this process may use: those of the affinity found when the placement
+/// was decided (pinning must not make a later communicator think it has one
+/// CPU), else of the calling thread's affinity now; at least 1.
+int usableCpuCount();
+
+/// True while the calling thread is pinned to a CPU that no other rank of
+/// this host was given (the ranks do not outnumber the CPUs).
+bool pinnedToOwnCore();
 
 }  // namespace braid

@@ -1,10 +1,12 @@
 #include "comm/direct_collective.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "collectives/host/schedule_runner.h"
 #include "comm/call_failure.h"
 #include "comm/comm.h"
+#include "comm/core_spreading.h"
 #include "comm/engine.h"
 #include "comm/idle_wait.h"
 #include "comm/stall_diagnosis.h"
@@ -19,6 +21,7 @@ using coll::ScheduleRunner;
 // restarted on the op's buffers.
 Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
   BRAID_ASSIGN_OR_RETURN(*run, comm.schedules().run(op, comm.config().algorithm));
+  placeForCall(std::max((*run)->bytes.send, (*run)->bytes.recv));
   const coll::Schedule& schedule = *(*run)->schedules.front();
   coll::Buffers b;
   b.send = static_cast<const uint8_t*>(op.send);
@@ -45,7 +48,7 @@ Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
 // Errors come back with the call named, as the engine words them.
 Status drive(Comm& comm, const Op& op, ScheduleCache::Run& run) {
   ScheduleRunner& runner = *run.runners.front();
-  IdleWait idle(comm.config().timeoutSeconds, comm.config().spinIterations);
+  IdleWait idle(comm.config().timeoutSeconds, comm.spinRounds());
   StallDiagnosis stall;
   bool recorded = false;
   while (true) {

@@ -1,5 +1,6 @@
 #include "comm/engine.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "comm/argument_check.h"
 #include "comm/call_failure.h"
 #include "comm/comm.h"
+#include "comm/core_spreading.h"
 #include "comm/idle_wait.h"
 #include "comm/stall_diagnosis.h"
 #include "core/log.h"
@@ -235,7 +237,7 @@ Status waitLoop(std::vector<CommWork>& works) {
   for (auto& w : works) {
     timeout = std::min(timeout, w.comm()->config().timeoutSeconds);
   }
-  IdleWait idle(timeout, works[0].comm()->config().spinIterations);
+  IdleWait idle(timeout, works[0].comm()->spinRounds());
   StallDiagnosis stall;
   while (true) {
     bool progressed = false, allDone = true;
@@ -302,6 +304,12 @@ Status runOps(std::span<const Op> ops) {
     if (w == nullptr) w = &works.emplace_back(op.comm);
     w->add(&op);
   }
+  size_t largest = 0;  // bytes of the largest buffer in the group: it sets the placement
+  for (const Op* op : ordered) {
+    const BufferBytes bytes = bufferBytes(*op);
+    largest = std::max({largest, bytes.send, bytes.recv});
+  }
+  placeForCall(largest);
   for (auto& w : works) {
     BRAID_RETURN_IF_ERROR(w.comm()->health());
     w.comm()->enter();

@@ -4,7 +4,8 @@
 // instruction per round) while the peer is likely running on another core,
 // then yield the CPU (ranks that share cores let the peer we wait for run),
 // then sleep in the transport until a peer rings. The spin length comes from
-// the communicator (BRAID_SPIN; 0 when local ranks outnumber the cores).
+// the communicator (Comm::spinRounds: BRAID_SPIN; else 0 when local ranks
+// outnumber the cores, 100 while pinned to a core of its own, 10 otherwise).
 //
 // The deadline (BRAID_TIMEOUT) counts from the last progress. Reading the
 // clock costs as much as a small collective's poll on a VM, so it is read only
