@@ -1,7 +1,6 @@
 #include "collectives/host/schedule_runner.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "collectives/host/copy.h"
@@ -183,14 +182,8 @@ Status ScheduleRunner::pumpConnectors(bool* progressed) {
 
 Status ScheduleRunner::copyLocal(uint8_t* dst, const uint8_t* src, size_t n, bool streaming,
                                  bool* progressed) {
-  // TEMPORARY A/B switch (removed before merge): BRAID_EXP_COPY_PIECE=0 copies in one piece.
-  static const size_t kPiece = [] {
-    const char* v = std::getenv("BRAID_EXP_COPY_PIECE");
-    return v != nullptr ? static_cast<size_t>(std::atoll(v)) : kCopyPieceBytes;
-  }();
-  size_t piece = kPiece == 0 ? n : kPiece;
-  for (size_t done = 0; done < n; done += piece) {
-    const size_t bytes = std::min(piece, n - done);
+  for (size_t done = 0; done < n; done += kCopyPieceBytes) {
+    const size_t bytes = std::min(kCopyPieceBytes, n - done);
     if (done > 0) BRAID_RETURN_IF_ERROR(pumpConnectors(progressed));
     if (streaming) {
       copyStreaming(dst + done, src + done, bytes);
