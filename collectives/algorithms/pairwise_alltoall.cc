@@ -8,7 +8,8 @@
 // step 1, not before it: cut into chunks, local chunk c waits (`after`) for
 // the step's c-th received chunk, so the copy runs in pieces between polls
 // while the peer keeps the connector busy, instead of delaying every peer's
-// first transfer. Chunks past the step's receives start with the step.
+// first transfer. Chunks past the step's receives start with the step. (The
+// runner also pumps the connectors between 128 KiB pieces of every local copy.)
 //
 // In place, the receives would overwrite blocks not sent yet, so step 0 first
 // stages the input into scratch and every send reads from there. All-to-all's

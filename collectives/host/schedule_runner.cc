@@ -1,5 +1,6 @@
 #include "collectives/host/schedule_runner.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "collectives/host/copy.h"
@@ -159,14 +160,41 @@ Status ScheduleRunner::startReady(bool* progressed) {
       waiting_[kept++] = i;
       continue;
     }
-    BRAID_RETURN_IF_ERROR(start(i));
+    BRAID_RETURN_IF_ERROR(start(i, progressed));
     *progressed = true;
   }
   waiting_.resize(kept);
   return Status::ok();
 }
 
-Status ScheduleRunner::start(size_t index) {
+Status ScheduleRunner::pumpConnectors(bool* progressed) {
+  for (size_t p = 0; p < peersUsed_; ++p) {
+    PeerLanes& peer = peers_[p];
+    const bool receiving = peer.lanes[0].inFlight(requests_);
+    const bool sending = peer.lanes[1].inFlight(requests_);
+    if (!receiving && !sending) continue;
+    bool moved = false;  // a connector reports its own moves only
+    BRAID_RETURN_IF_ERROR(transport_->connector(peer.peer)->progress(&moved));
+    *progressed |= moved;
+  }
+  return Status::ok();
+}
+
+Status ScheduleRunner::copyLocal(uint8_t* dst, const uint8_t* src, size_t n, bool streaming,
+                                 bool* progressed) {
+  for (size_t done = 0; done < n; done += kCopyPieceBytes) {
+    const size_t bytes = std::min(kCopyPieceBytes, n - done);
+    if (done > 0) BRAID_RETURN_IF_ERROR(pumpConnectors(progressed));
+    if (streaming) {
+      copyStreaming(dst + done, src + done, bytes);
+    } else {
+      std::memcpy(dst + done, src + done, bytes);
+    }
+  }
+  return Status::ok();
+}
+
+Status ScheduleRunner::start(size_t index, bool* progressed) {
   const Action& a = schedule_->steps[step_].actions[index];
   transport::Request& req = requests_[index];
   if (laneIndex_[index] >= 0) ++laneOf(index).started;
@@ -200,8 +228,11 @@ Status ScheduleRunner::start(size_t index) {
       }
       const size_t n = a.dst.bytes;
       const bool apart = dst + n <= src || src + n <= dst;
-      if (apart && streamStoreBytes_ != 0 && bufferBytes(a.dst.buf) >= streamStoreBytes_) {
-        copyStreaming(dst, src, n);  // a destination far larger than the cache: skip its reads
+      if (apart && n > 0) {
+        // A destination far larger than the cache: skip its reads.
+        const bool streaming =
+            streamStoreBytes_ != 0 && bufferBytes(a.dst.buf) >= streamStoreBytes_;
+        BRAID_RETURN_IF_ERROR(copyLocal(dst, src, n, streaming, progressed));
       } else if (src != dst && n > 0) {
         std::memmove(dst, src, n);
       }
@@ -222,16 +253,7 @@ Status ScheduleRunner::progress(bool* progressed) {
   while (!done()) {
     if (!entered_) BRAID_RETURN_IF_ERROR(enterStep());
     // Pump each connector this step waits on once per call.
-    for (size_t p = 0; p < peersUsed_; ++p) {
-      PeerLanes& peer = peers_[p];
-      const bool receiving = peer.lanes[0].inFlight(requests_);
-      const bool sending = peer.lanes[1].inFlight(requests_);
-      if (!receiving && !sending) continue;
-      bool moved = false;  // a connector reports its own moves only
-      Status s = transport_->connector(peer.peer)->progress(&moved);
-      if (!s.isOk()) return s;
-      *progressed |= moved;
-    }
+    BRAID_RETURN_IF_ERROR(pumpConnectors(progressed));
     if (!waiting_.empty()) BRAID_RETURN_IF_ERROR(startReady(progressed));
     bool allDone = waiting_.empty();  // local actions finish as they start
     for (size_t p = 0; allDone && p < peersUsed_; ++p) {

@@ -7,6 +7,11 @@
 // and divisions run at once. progress() pumps the connectors this
 // step waits on and starts dependent actions as their predecessors finish.
 //
+// A local copy runs in pieces of kCopyPieceBytes with the step's busy
+// connectors pumped between them: a large copy (all-to-all's own block) must
+// not leave the peers' FIFOs full or empty while it runs, or both ranks stall
+// in turn; between pieces this rank keeps draining and refilling its slots.
+//
 // Bookkeeping is linear in the step's actions (pairwise all-to-all puts every
 // chunk of a block, 64 at 128 MiB, in one step): the transfers of a step are
 // grouped into lanes, one per (peer, direction), each with its actions in
@@ -39,6 +44,10 @@ struct Buffers {
 
 class ScheduleRunner {
  public:
+  /// The piece size of local copies (one shm FIFO slot by default): large enough that a
+  /// pump between pieces costs little, small enough that the peer's FIFO keeps moving.
+  static constexpr size_t kCopyPieceBytes = 128 << 10;
+
   /// `transport` may be null only when the schedule has no transfers.
   /// The transport, buffers and schedule must outlive the runner.
   ScheduleRunner(transport::Transport* transport, const Schedule* schedule, Buffers buffers,
@@ -99,7 +108,11 @@ class ScheduleRunner {
   Lane& laneOf(size_t index);
   const Lane& laneOf(size_t index) const;
   static bool isTransfer(const Action& a);
-  Status start(size_t index);
+  Status start(size_t index, bool* progressed);
+  /// Pumps once each connector with a started, unfinished transfer of this step.
+  Status pumpConnectors(bool* progressed);
+  /// A local copy of non-overlapping ranges, in pieces with the connectors pumped between.
+  Status copyLocal(uint8_t* dst, const uint8_t* src, size_t n, bool streaming, bool* progressed);
   Result<uint8_t*> resolve(const Span& span, bool writable) const;
   size_t bufferBytes(BufferId id) const;
 

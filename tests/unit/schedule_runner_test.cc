@@ -10,7 +10,10 @@
 //    once all of its transfers are done.
 // 3. A stalled peer: pendingPeer() names it, describePending() lists what waits,
 //    and restart() runs the schedule again over new buffers.
-// 4. A copy between spans of different sizes (all-to-all-v whose counts for the
+// 4. A local copy of many pieces in a step with transfers in flight: the runner
+//    pumps the connectors between the pieces (so the peer's FIFO keeps moving),
+//    and the copy and every transfer still land where the schedule says.
+// 5. A copy between spans of different sizes (all-to-all-v whose counts for the
 //    rank itself differ) is an error naming the mismatch, not a partial copy.
 #include "collectives/host/schedule_runner.h"
 
@@ -64,6 +67,7 @@ class FakeConnector : public transport::Connector {
   // forgotten at once: the runner reuses their memory for the next step.
   Status progress(bool* progressed) override {
     *progressed = false;
+    ++polls;
     for (const Pending& s : sends_) {
       wires_->from(self_, peer_).emplace_back(s.data, s.data + s.req->bytes);
       wired_.push_back(s.req);
@@ -93,6 +97,7 @@ class FakeConnector : public transport::Connector {
   }
 
   std::vector<std::string> posted;  // "S<bytes>@<address>" / "R<bytes>@<address>", in order
+  size_t polls = 0;                 // progress() calls so far
 
  private:
   struct Pending {
@@ -328,6 +333,66 @@ TEST(ScheduleRunnerTest, StalledPeerIsNamedAndRestartRunsAgain) {
   // Rank 0's block 1 holds what rank 1 sent in the second run (its pieces of value 9).
   EXPECT_EQ(out0[l.blockBytes() + l.pieceOffset(1)], 9);
   EXPECT_EQ(out1[l.pieceOffset(1)], 7);
+}
+
+// Rank r: one step of `messages` sends and receives of `piece` bytes each, then a
+// copy of `copyBytes` (its own block) that starts with the step, after the transfers.
+Schedule exchangeAndCopy(int r, size_t messages, size_t piece, size_t copyBytes) {
+  Schedule s;
+  s.algorithm = "exchange-and-copy";
+  s.steps.emplace_back();
+  std::vector<Action>& actions = s.steps[0].actions;
+  const int peer = 1 - r;
+  for (size_t m = 0; m < messages; ++m) {
+    actions.push_back(transfer(ActionKind::kSend, peer, m * piece, piece));
+    actions.push_back(transfer(ActionKind::kRecv, peer, m * piece, piece));
+  }
+  Action copy;
+  copy.kind = ActionKind::kCopy;
+  copy.src = Span{BufferId::kSend, messages * piece, copyBytes};
+  copy.dst = Span{BufferId::kRecv, messages * piece, copyBytes};
+  actions.push_back(copy);
+  return s;
+}
+
+TEST(ScheduleRunnerTest, LongCopyPumpsConnectorsBetweenPieces) {
+  constexpr size_t kMessages = 40, kPiece = 24;
+  // Not a whole number of pieces: the last piece is short.
+  const size_t copyBytes = 5 * ScheduleRunner::kCopyPieceBytes + 77;
+  const size_t pieces = 6;
+  const size_t bytes = kMessages * kPiece + copyBytes;
+  Wires wires(2);
+  FakeTransport t0(0, &wires, false), t1(1, &wires, false);
+  Schedule s0 = exchangeAndCopy(0, kMessages, kPiece, copyBytes);
+  Schedule s1 = exchangeAndCopy(1, kMessages, kPiece, copyBytes);
+  std::vector<std::vector<uint8_t>> send(2, std::vector<uint8_t>(bytes));
+  std::vector<std::vector<uint8_t>> recv(2, std::vector<uint8_t>(bytes, 0xEE));
+  for (int r = 0; r < 2; ++r) {
+    for (size_t i = 0; i < bytes; ++i) send[r][i] = sendByte(r, i);
+  }
+  ScheduleRunner r0(&t0, &s0, Buffers{send[0].data(), recv[0].data(), nullptr, bytes, bytes, 0},
+                    braidUint8, braidSum, 2);
+  ScheduleRunner r1(&t1, &s1, Buffers{send[1].data(), recv[1].data(), nullptr, bytes, bytes, 0},
+                    braidUint8, braidSum, 2);
+  // Rank 1 first: its sends are on the wire when rank 0's copy runs.
+  bool progressed = false;
+  ASSERT_TRUE(r1.progress(&progressed).isOk());
+  ASSERT_TRUE(r0.progress(&progressed).isOk());
+  // One call entered the step and ran the whole copy: the fake connector (one send
+  // and one receive per poll) was pumped between every two pieces, then once more.
+  EXPECT_EQ(t0.connector(1)->polls, pieces);
+  for (int poll = 0; poll < 1000 && !(r0.done() && r1.done()); ++poll) {
+    ASSERT_TRUE(r0.progress(&progressed).isOk());
+    ASSERT_TRUE(r1.progress(&progressed).isOk());
+  }
+  ASSERT_TRUE(r0.done() && r1.done());
+  for (int r = 0; r < 2; ++r) {
+    for (size_t i = 0; i < bytes; ++i) {
+      // The exchanged part comes from the peer, the copied part from this rank.
+      const uint8_t want = sendByte(i < kMessages * kPiece ? 1 - r : r, i);
+      ASSERT_EQ(recv[r][i], want) << "rank " << r << " byte " << i;
+    }
+  }
 }
 
 // All-to-all-v where rank 0 sends itself 3 elements but expects 4.
