@@ -145,7 +145,13 @@ Result<Config> Config::fromEnv() {
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_STREAM_STORE_BYTES", 0, &c.streamStoreBytes));
   if (const char* v = std::getenv("BRAID_SOCKET_IFNAME")) c.socketIfname = v;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_NSTREAMS", 0, 64, &c.socketStreams));
-  BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_BUFFER_BYTES", 4096, &c.socketBufferBytes));
+  BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_BUFFER_BYTES", 0, &c.socketBufferBytes));
+  if (c.socketBufferBytes != 0 && c.socketBufferBytes < 4096) {
+    return invalidArgument(
+        "BRAID_SOCKET_BUFFER_BYTES must be 0 (the kernel sizes the buffers) "
+        "or at least 4096 bytes, got " +
+        std::to_string(c.socketBufferBytes));
+  }
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SPIN", -1, 100000000, &c.spinIterations));
   int check = 0;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_CHECK", 0, 1, &check));

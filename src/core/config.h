@@ -33,7 +33,7 @@ struct Config {
   // Socket transport.
   std::string socketIfname;  // BRAID_SOCKET_IFNAME: interface (prefix) to use
   int socketStreams = 0;     // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
-  size_t socketBufferBytes = 4 << 20;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/SO_RCVBUF
+  size_t socketBufferBytes = 0;        // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
   int spinIterations = -1;             // BRAID_SPIN: polls before a waiter yields; -1: auto
   bool checkArguments = false;         // BRAID_CHECK=1: compare arguments across ranks
   bool p2pDisable = false;  // BRAID_P2P_DISABLE=1: device buffers via the host proxy, not cuda_p2p

@@ -110,6 +110,10 @@ class SocketConnector final : public Connector {
     Fd fd;
     OutFragment out;
     InFragment in;
+    // The start of the next header, read in the same system call as the end of
+    // a plain fragment's payload; it becomes `in` when that fragment finishes.
+    FrameHeader ahead{};
+    size_t aheadGot = 0;
     std::unique_ptr<uint8_t[]> staging;  // allocated on the first reducing receive
     size_t stagingFill = 0;
     bool eof = false;          // recv returned 0: the peer closed this stream

@@ -369,6 +369,22 @@ Result<IoResult> recvSome(int fd, void* data, size_t bytes) {
   }
 }
 
+Result<IoResult> recvSomeV(int fd, const iovec* iov, int iovCount) {
+  msghdr msg{};
+  msg.msg_iov = const_cast<iovec*>(iov);
+  msg.msg_iovlen = iovCount;
+  size_t bytes = 0;
+  for (int i = 0; i < iovCount; ++i) bytes += iov[i].iov_len;
+  while (true) {
+    ssize_t n = ::recvmsg(fd, &msg, MSG_DONTWAIT);
+    if (n > 0) return IoResult{static_cast<size_t>(n), false};
+    if (n == 0) return IoResult{0, bytes > 0};
+    if (errno == EINTR) continue;
+    if (isRetryable(errno)) return IoResult{};
+    return Status(braidRemoteError, std::string("recv failed: ") + std::strerror(errno));
+  }
+}
+
 bool shutDownHere(int fd) {
   tcp_info info{};
   socklen_t length = sizeof(info);

@@ -145,6 +145,10 @@ Result<IoResult> sendSome(int fd, const iovec* iov, int iovCount);
 /// One non-blocking recv; EOF is reported as `closed`, a reset as an error.
 Result<IoResult> recvSome(int fd, void* data, size_t bytes);
 
+/// recvSome scattering into the iovecs, in order (one system call for a
+/// payload's end and the header after it).
+Result<IoResult> recvSomeV(int fd, const iovec* iov, int iovCount);
+
 /// True when this end of TCP connection `fd` sent its FIN first, i.e. the
 /// connection was shut down on this side, not closed by the peer (whose
 /// close leaves this end in CLOSE_WAIT). False for anything else.
