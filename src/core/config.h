@@ -31,11 +31,11 @@ struct Config {
   static constexpr size_t kAutoBytes = ~size_t{0};
   size_t streamStoreBytes = kAutoBytes;
   // Socket transport.
-  std::string socketIfname;  // BRAID_SOCKET_IFNAME: interface (prefix) to use
-  int socketStreams = 0;     // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
-  size_t socketBufferBytes = 0;        // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
-  int spinIterations = -1;             // BRAID_SPIN: polls before a waiter yields; -1: auto
-  bool checkArguments = false;         // BRAID_CHECK=1: compare arguments across ranks
+  std::string socketIfname;      // BRAID_SOCKET_IFNAME: interface (prefix) to use
+  int socketStreams = 0;         // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
+  size_t socketBufferBytes = 0;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
+  int spinIterations = -1;       // BRAID_SPIN: polls before a waiter yields; -1: auto
+  bool checkArguments = false;   // BRAID_CHECK=1: compare arguments across ranks
   bool p2pDisable = false;  // BRAID_P2P_DISABLE=1: device buffers via the host proxy, not cuda_p2p
 
   /// Longest BRAID_ALGO / BRAID_PROTO value (ranks exchange them in fixed-size fields).

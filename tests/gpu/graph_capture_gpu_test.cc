@@ -71,8 +71,7 @@ class Ranks {
   std::vector<uint8_t> result(int r, size_t bytes) {
     std::vector<uint8_t> got(bytes);
     EXPECT_EQ(cudaStreamSynchronize(streams_[size_t(r)]), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(got.data(), recv_[size_t(r)], bytes, cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(got.data(), recv_[size_t(r)], bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     return got;
   }
 
@@ -154,8 +153,8 @@ TEST(GraphCapture, SeveralCollectivesInOneGraph) {
     braidResult_t a =
         braidAllReduce(ranks.send_[size_t(r)], ranks.recv_[size_t(r)], count, type, braidSum, c, s);
     if (a != braidSuccess) return a;
-    return braidAllReduce(ranks.recv_[size_t(r)], ranks.recv_[size_t(r)], count, type, braidMax,
-                          c, s);
+    return braidAllReduce(ranks.recv_[size_t(r)], ranks.recv_[size_t(r)], count, type, braidMax, c,
+                          s);
   };
   for (int r = 0; r < n; ++r) ASSERT_EQ(call(r), braidSuccess);
   for (int r = 0; r < n; ++r) ASSERT_EQ(cudaStreamSynchronize(ranks.streams_[r]), cudaSuccess);
