@@ -103,35 +103,42 @@ std::vector<cudaGraphExec_t> captureEachRank(Ranks& ranks, Call call) {
   return execs;
 }
 
+// Makes `call(rank)` once uncaptured on every rank (the plan upload), captures it per rank,
+// then replays the graphs `replays` times with new inputs; every rank's result must be the
+// all-reduce (`op`) of the inputs.
+template <typename Call>
+void warmCaptureReplay(Ranks& ranks, braidRedOp_t op, int replays, Call call) {
+  const int n = ranks.n_;
+  for (int r = 0; r < n; ++r) ASSERT_EQ(call(r), braidSuccess);
+  for (int r = 0; r < n; ++r) ASSERT_EQ(cudaStreamSynchronize(ranks.streams_[r]), cudaSuccess);
+  std::vector<cudaGraphExec_t> execs = captureEachRank(ranks, call);
+  for (int replay = 0; replay < replays; ++replay) {
+    const braid::testing::InputPattern pattern(ranks.type_, op, 100 + replay);
+    ASSERT_NO_FATAL_FAILURE(ranks.fill(pattern));
+    for (int r = 0; r < n; ++r) {
+      ASSERT_EQ(cudaGraphLaunch(execs[size_t(r)], ranks.streams_[size_t(r)]), cudaSuccess);
+    }
+    const auto source = braid::testing::sourceFromPattern(pattern);
+    for (int r = 0; r < n; ++r) {
+      const std::vector<uint8_t> got = ranks.result(r, ranks.bytes_);
+      EXPECT_EQ(
+          braid::testing::checkReduced(ranks.type_, op, n, got.data(), ranks.count_, source, 0), "")
+          << "n=" << n << " count=" << ranks.count_ << " replay " << replay << " rank " << r;
+    }
+  }
+  for (cudaGraphExec_t e : execs) cudaGraphExecDestroy(e);
+}
+
 TEST(GraphCapture, AllReduceReplaysWithNewInputs) {
   if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
   for (int n : {2, 4}) {
     for (size_t count : {size_t(1), size_t(3000), size_t(1) << 20}) {
-      const braidDataType_t type = braidFloat32;
-      const braidRedOp_t op = braidSum;
-      Ranks ranks(n, type, count);
+      Ranks ranks(n, braidFloat32, count);
       ASSERT_NO_FATAL_FAILURE(ranks.open());
-      auto call = [&](int r) {
-        return braidAllReduce(ranks.send_[size_t(r)], ranks.recv_[size_t(r)], count, type, op,
-                              ranks.comms_[size_t(r)], ranks.streams_[size_t(r)]);
-      };
-      for (int r = 0; r < n; ++r) ASSERT_EQ(call(r), braidSuccess);  // warm-up: plan upload
-      for (int r = 0; r < n; ++r) ASSERT_EQ(cudaStreamSynchronize(ranks.streams_[r]), cudaSuccess);
-      std::vector<cudaGraphExec_t> execs = captureEachRank(ranks, call);
-      for (int replay = 0; replay < 4; ++replay) {
-        const braid::testing::InputPattern pattern(type, op, 100 + replay);
-        ASSERT_NO_FATAL_FAILURE(ranks.fill(pattern));
-        for (int r = 0; r < n; ++r) {
-          ASSERT_EQ(cudaGraphLaunch(execs[size_t(r)], ranks.streams_[size_t(r)]), cudaSuccess);
-        }
-        const auto source = braid::testing::sourceFromPattern(pattern);
-        for (int r = 0; r < n; ++r) {
-          const std::vector<uint8_t> got = ranks.result(r, ranks.bytes_);
-          EXPECT_EQ(braid::testing::checkReduced(type, op, n, got.data(), count, source, 0), "")
-              << "n=" << n << " count=" << count << " replay " << replay << " rank " << r;
-        }
-      }
-      for (cudaGraphExec_t e : execs) cudaGraphExecDestroy(e);
+      warmCaptureReplay(ranks, braidSum, 4, [&](int r) {
+        return braidAllReduce(ranks.send_[size_t(r)], ranks.recv_[size_t(r)], count, braidFloat32,
+                              braidSum, ranks.comms_[size_t(r)], ranks.streams_[size_t(r)]);
+      });
     }
   }
 }
@@ -140,39 +147,20 @@ TEST(GraphCapture, AllReduceReplaysWithNewInputs) {
 // and across replays.
 TEST(GraphCapture, SeveralCollectivesInOneGraph) {
   if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
-  const int n = 3;
   const size_t count = 4099;
-  const braidDataType_t type = braidInt32;
-  Ranks ranks(n, type, count);
+  Ranks ranks(3, braidInt32, count);
   ASSERT_NO_FATAL_FAILURE(ranks.open());
   // All-reduce into recv, then all-reduce (max) of that in place: every rank ends with the
   // sum, and a wrong sum on any rank would show on all.
-  auto call = [&](int r) {
+  warmCaptureReplay(ranks, braidSum, 3, [&](int r) {
     braidComm_t c = ranks.comms_[size_t(r)];
     cudaStream_t s = ranks.streams_[size_t(r)];
+    void* recv = ranks.recv_[size_t(r)];
     braidResult_t a =
-        braidAllReduce(ranks.send_[size_t(r)], ranks.recv_[size_t(r)], count, type, braidSum, c, s);
+        braidAllReduce(ranks.send_[size_t(r)], recv, count, braidInt32, braidSum, c, s);
     if (a != braidSuccess) return a;
-    return braidAllReduce(ranks.recv_[size_t(r)], ranks.recv_[size_t(r)], count, type, braidMax, c,
-                          s);
-  };
-  for (int r = 0; r < n; ++r) ASSERT_EQ(call(r), braidSuccess);
-  for (int r = 0; r < n; ++r) ASSERT_EQ(cudaStreamSynchronize(ranks.streams_[r]), cudaSuccess);
-  std::vector<cudaGraphExec_t> execs = captureEachRank(ranks, call);
-  for (int replay = 0; replay < 3; ++replay) {
-    const braid::testing::InputPattern pattern(type, braidSum, 7 + replay);
-    ASSERT_NO_FATAL_FAILURE(ranks.fill(pattern));
-    for (int r = 0; r < n; ++r) {
-      ASSERT_EQ(cudaGraphLaunch(execs[size_t(r)], ranks.streams_[size_t(r)]), cudaSuccess);
-    }
-    const auto source = braid::testing::sourceFromPattern(pattern);
-    for (int r = 0; r < n; ++r) {
-      const std::vector<uint8_t> got = ranks.result(r, ranks.bytes_);
-      EXPECT_EQ(braid::testing::checkReduced(type, braidSum, n, got.data(), count, source, 0), "")
-          << "replay " << replay << " rank " << r;
-    }
-  }
-  for (cudaGraphExec_t e : execs) cudaGraphExecDestroy(e);
+    return braidAllReduce(recv, recv, count, braidInt32, braidMax, c, s);
+  });
 }
 
 }  // namespace
