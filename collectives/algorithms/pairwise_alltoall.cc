@@ -57,8 +57,7 @@ void stage(ScheduleWriter& w, size_t extent, Span skip) {
 }
 
 // `oneStep`: every exchange in step 1 (direct) instead of exchange i in step i (pairwise).
-Schedule buildExchanges(const CollArgs& args, const Blocks& blocks, bool allowEmpty,
-                        bool oneStep) {
+Schedule buildExchanges(const CollArgs& args, const Blocks& blocks, bool allowEmpty, bool oneStep) {
   ScheduleWriter w(args, oneStep ? "direct" : "pairwise");
   const int n = args.nranks;
   const int r = args.rank;
