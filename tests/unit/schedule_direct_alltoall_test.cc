@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -110,5 +111,33 @@ TEST(DirectAllToAllTest, MatchesReferenceForEveryRankCount) {
     if (::testing::Test::HasFatalFailure()) return;
   }
 }
+// Direct for small blocks on one host with 4+ ranks; pairwise otherwise and for all-to-all-v.
+TEST(DirectAllToAllTest, AutomaticSelection) {
+  const size_t limit = (16 << 10) / 4;  // int32 elements in the 16 KiB block limit
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 4, 1, 1 << 20, false)).name, "direct");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 8, limit, 1 << 20, true)).name, "direct");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 8, limit + 1, 1 << 20, false)).name, "pairwise");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 3, 1, 1 << 20, false)).name, "pairwise");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 2, 1, 1 << 20, false)).name, "pairwise");
+  CollArgs twoHosts = allToAll(0, 4, 1, 1 << 20, false);
+  twoHosts.hosts = std::make_shared<const std::vector<int>>(std::vector<int>{0, 0, 1, 1});
+  EXPECT_STREQ(defaultAlgorithm(twoHosts).name, "pairwise");
+  CollArgs v = allToAll(0, 4, 0, 1 << 20, false);
+  v.kind = CollKind::kAllToAllv;
+  v.sendCounts = v.recvCounts = {1, 1, 1, 1};
+  v.sendDispls = v.recvDispls = {0, 1, 2, 3};
+  EXPECT_STREQ(defaultAlgorithm(v).name, "pairwise");
+}
+
+// A call whose size picks direct runs it, with the right result (buildSchedule's "" = default).
+TEST(DirectAllToAllTest, DefaultSmallCallRunsDirect) {
+  std::vector<testing::SimRank> ranks;
+  for (int r = 0; r < 5; ++r) ranks.push_back(testing::makeSimRank(allToAll(r, 5, 3, 64, false)));
+  std::vector<Schedule> built;
+  ASSERT_TRUE(
+      testing::simulateCollective(ranks, "", testing::Buffering::kRendezvous, &built).isOk());
+  for (const Schedule& s : built) EXPECT_EQ(s.algorithm, "direct");
+}
+
 }  // namespace
 }  // namespace braid::coll
