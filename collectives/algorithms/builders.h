@@ -24,6 +24,8 @@ Schedule buildTreeReduce(const CollArgs& args);
 
 Schedule buildPairwiseAllToAll(const CollArgs& args);
 Schedule buildPairwiseAllToAllv(const CollArgs& args);
+Schedule buildDirectAllToAll(const CollArgs& args);
+Schedule buildDirectAllToAllv(const CollArgs& args);
 
 Schedule buildDirectGather(const CollArgs& args);
 Schedule buildDirectScatter(const CollArgs& args);

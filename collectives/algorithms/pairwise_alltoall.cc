@@ -1,8 +1,17 @@
-// Pairwise exchange all-to-all and all-to-all-v.
+// Pairwise exchange all-to-all and all-to-all-v, and its one-step "direct" shape.
 //
-// Step i = 1..n-1: rank r sends its block for r+i to r+i and receives the
-// block from r-i. Every rank talks to exactly one peer in each direction per
-// step, and both ends of a message are in step i.
+// Pairwise: step i = 1..n-1: rank r sends its block for r+i to r+i and
+// receives the block from r-i. Every rank talks to exactly one peer in each
+// direction per step, and both ends of a message are in step i.
+//
+// Direct: the same messages, all in one step (exchange i is posted i-th, so
+// each rank starts with the peer pairwise would start with). A rank then
+// never waits for one particular peer to reach its step: with more ranks than
+// cores, pairwise costs a context switch at nearly every step boundary (the
+// partner is descheduled), while direct moves data with whichever peers run.
+// Each (peer, direction) is its own connector lane, so the one step keeps the
+// FIFO matching rule and is deadlock-free like pairwise: every send's receive
+// is posted in the same step.
 //
 // The rank's own block (half the data at 2 ranks) is copied locally during
 // step 1, not before it: cut into chunks, local chunk c waits (`after`) for
@@ -48,8 +57,9 @@ void stage(ScheduleWriter& w, size_t extent, Span skip) {
   }
 }
 
-Schedule buildPairwise(const CollArgs& args, const Blocks& blocks, bool allowEmpty) {
-  ScheduleWriter w(args, "pairwise");
+// `oneStep`: every exchange in step 1 (direct) instead of exchange i in step i (pairwise).
+Schedule buildExchanges(const CollArgs& args, const Blocks& blocks, bool allowEmpty, bool oneStep) {
+  ScheduleWriter w(args, oneStep ? "direct" : "pairwise");
   const int n = args.nranks;
   const int r = args.rank;
   const Slice own = blocks.recv[r];
@@ -62,11 +72,16 @@ Schedule buildPairwise(const CollArgs& args, const Blocks& blocks, bool allowEmp
     stage(w, extent, ownInPlace ? w.span(BufferId::kSend, own) : Span{});
     source = BufferId::kScratch;
   }
+  // Where the receives from ringPeer(r, n, -1) start in step 1: the own block's copy
+  // follows them.
+  size_t recvAt = 0;
   for (int i = 1; i < n; ++i) {
-    int to = ringPeer(r, n, i);
-    int from = ringPeer(r, n, -i);
-    w.sendChunks(i, to, source, blocks.send[to], allowEmpty);
-    w.recvChunks(i, from, BufferId::kRecv, blocks.recv[from], allowEmpty);
+    const int to = ringPeer(r, n, i);
+    const int from = ringPeer(r, n, -i);
+    const size_t step = oneStep ? 1 : i;
+    w.sendChunks(step, to, source, blocks.send[to], allowEmpty);
+    if (i == 1) recvAt = w.actionCount(step);
+    w.recvChunks(step, from, BufferId::kRecv, blocks.recv[from], allowEmpty);
   }
   const Slice src = blocks.send[r];
   if ((own.count == 0 && src.count == 0) || ownInPlace) return w.finish();
@@ -77,10 +92,9 @@ Schedule buildPairwise(const CollArgs& args, const Blocks& blocks, bool allowEmp
     w.addCopy(step, w.span(BufferId::kRecv, own), w.span(source, src));
     return w.finish();
   }
-  // The own block's chunks, each after the matching receive of the first exchange
-  // step (its actions so far: the sends, then the receives from ringPeer(r, n, -1)).
+  // The own block's chunks, each after the matching receive from ringPeer(r, n, -1)
+  // in step 1.
   const size_t recvs = n > 1 ? numChunks(blocks.recv[ringPeer(r, n, -1)].count, w.chunk()) : 0;
-  const size_t recvAt = w.actionCount(step) - recvs;
   for (size_t c = 0; c < numChunks(own.count, w.chunk()); ++c) {
     const Slice piece = chunkOf(own, w.chunk(), c);
     const Slice from{src.offset + (piece.offset - own.offset), piece.count};
@@ -90,25 +104,41 @@ Schedule buildPairwise(const CollArgs& args, const Blocks& blocks, bool allowEmp
   return w.finish();
 }
 
-}  // namespace
-
-Schedule buildPairwiseAllToAll(const CollArgs& args) {
+Blocks allToAllBlocks(const CollArgs& args) {
   Blocks blocks;
   for (int j = 0; j < args.nranks; ++j) {
     Slice block{j * args.count, args.count};
     blocks.send.push_back(block);
     blocks.recv.push_back(block);
   }
-  return buildPairwise(args, blocks, /*allowEmpty=*/false);
+  return blocks;
 }
 
-Schedule buildPairwiseAllToAllv(const CollArgs& args) {
+Blocks allToAllvBlocks(const CollArgs& args) {
   Blocks blocks;
   for (int j = 0; j < args.nranks; ++j) {
     blocks.send.push_back(Slice{args.sendDispls[j], args.sendCounts[j]});
     blocks.recv.push_back(Slice{args.recvDispls[j], args.recvCounts[j]});
   }
-  return buildPairwise(args, blocks, /*allowEmpty=*/true);
+  return blocks;
+}
+
+}  // namespace
+
+Schedule buildPairwiseAllToAll(const CollArgs& args) {
+  return buildExchanges(args, allToAllBlocks(args), /*allowEmpty=*/false, /*oneStep=*/false);
+}
+
+Schedule buildPairwiseAllToAllv(const CollArgs& args) {
+  return buildExchanges(args, allToAllvBlocks(args), /*allowEmpty=*/true, /*oneStep=*/false);
+}
+
+Schedule buildDirectAllToAll(const CollArgs& args) {
+  return buildExchanges(args, allToAllBlocks(args), /*allowEmpty=*/false, /*oneStep=*/true);
+}
+
+Schedule buildDirectAllToAllv(const CollArgs& args) {
+  return buildExchanges(args, allToAllvBlocks(args), /*allowEmpty=*/true, /*oneStep=*/true);
 }
 
 }  // namespace braid::coll
