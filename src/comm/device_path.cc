@@ -310,15 +310,31 @@ Status enqueueDeviceGroup(const std::vector<Op>& ops, const std::vector<void*>& 
       mine.push_back(ops[i]);
       mineStreams.push_back(streams[i]);
     }
+    // The collectives' path may depend only on the collectives, which every rank calls
+    // alike: sends and receives differ from rank to rank, and a rank whose part of the group
+    // had none would otherwise run the collectives elsewhere than its peers (or create the
+    // cuda_p2p group alone). So on a device group the kernels take the collectives and the
+    // proxy the rest, as one batch behind them; without one the proxy takes the whole group.
+    std::vector<Op> rest;
+    std::vector<void*> restStreams;
+    const auto collective = std::find_if(mine.begin(), mine.end(), groupKernelsRun);
+    std::shared_ptr<void> group = collective != mine.end() ? deviceGroupFor(*collective) : nullptr;
     Status s;
-    // A group the kernels cannot run whole goes to the proxy whole, keeping its order.
-    const bool kernels = std::all_of(mine.begin(), mine.end(), groupKernelsRun);
-    if (std::shared_ptr<void> group = kernels ? deviceGroupFor(mine.front()) : nullptr) {
-      for (size_t i = 0; i < mine.size() && s.isOk(); ++i) {
-        s = enqueueOnGroup(group.get(), mine[i], mineStreams[i]);
-      }
-    } else {
+    if (group == nullptr) {
       s = enqueueGroupOnProxy(mine, mineStreams);
+    } else {
+      for (size_t i = 0; i < mine.size(); ++i) {
+        if (!groupKernelsRun(mine[i])) {
+          rest.push_back(mine[i]);
+          restStreams.push_back(mineStreams[i]);
+        } else if (s.isOk()) {
+          s = enqueueOnGroup(group.get(), mine[i], mineStreams[i]);
+        }
+      }
+      if (!rest.empty()) {
+        const Status p = enqueueGroupOnProxy(rest, restStreams);
+        if (s.isOk()) s = p;
+      }
     }
     if (first.isOk() && !s.isOk()) first = s;
   }
