@@ -33,11 +33,22 @@ Placement& placement() {
   return p;
 }
 
-// How the calling thread is placed now: unknown until the first call, then
-// pinned or given back its own affinity. Per thread: affinity is per thread.
+// How the calling thread is placed now: as the application left it until braid
+// pins it, then pinned or given back the affinity it had before. Per thread:
+// affinity is per thread, and a thread braid never pinned is never touched.
 enum class ThreadPlace { kUnknown, kPinned, kOwn };
 thread_local ThreadPlace threadPlace = ThreadPlace::kUnknown;
-thread_local int smallRun = 0;  // pinsNextCall's count of consecutive small calls
+thread_local int smallRun = 0;     // pinsNextCall's count of consecutive small calls
+thread_local cpu_set_t threadOwn;  // this thread's affinity before braid first pinned it
+
+// Gives a pinned thread back the affinity it had before braid pinned it. A
+// failed release leaves the thread pinned, which still works.
+void releaseThread() {
+  if (threadPlace == ThreadPlace::kPinned) {
+    (void)sched_setaffinity(0, sizeof(threadOwn), &threadOwn);
+  }
+  threadPlace = ThreadPlace::kOwn;
+}
 
 bool pinTo(int cpu) {
   cpu_set_t one;
@@ -113,6 +124,7 @@ Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu) {
                                        : "runs of calls up to 8 KiB",
              mode == BindMode::kSpread ? "spread" : "auto");
   if (mode != BindMode::kSpread) return Status::ok();
+  threadOwn = p.own;  // what releaseThread gives back if placement is given up
   if (!pinTo(cpu)) {
     BRAID_WARN(
         "local rank %d of %d: cannot pin to CPU %d; ranks keep sharing cores as the "
@@ -129,23 +141,27 @@ Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu) {
 void placeForCall(size_t callBytes) {
   Placement& p = placement();
   const int cpu = p.cpu.load(std::memory_order_acquire);
-  if (cpu < 0) return;
-  const ThreadPlace want =
-      pinsNextCall(p.mode, callBytes, p.ownCore ? kOwnCorePinnedCallMaxBytes : kPinnedCallMaxBytes,
-                   &smallRun)
-          ? ThreadPlace::kPinned
-          : ThreadPlace::kOwn;
-  if (threadPlace == want) return;
-  if (want == ThreadPlace::kPinned && !pinTo(cpu)) {
+  if (cpu < 0) {
+    // Placement was given up (another thread could not pin): let go here too.
+    if (threadPlace == ThreadPlace::kPinned) releaseThread();
+    return;
+  }
+  const bool pin = pinsNextCall(
+      p.mode, callBytes, p.ownCore ? kOwnCorePinnedCallMaxBytes : kPinnedCallMaxBytes, &smallRun);
+  if (!pin) {
+    if (threadPlace == ThreadPlace::kPinned) releaseThread();
+    return;
+  }
+  if (threadPlace == ThreadPlace::kPinned) return;
+  CPU_ZERO(&threadOwn);
+  if (sched_getaffinity(0, sizeof(threadOwn), &threadOwn) != 0 || !pinTo(cpu)) {
     // Not allowed (e.g. a changed cpuset): stop placing for the whole process
     // rather than retry per call; the scheduler places the ranks as before.
     p.cpu.store(-1, std::memory_order_release);
     threadPlace = ThreadPlace::kOwn;
     return;
   }
-  // A failed release leaves the thread pinned, which still works.
-  if (want == ThreadPlace::kOwn) (void)sched_setaffinity(0, sizeof(p.own), &p.own);
-  threadPlace = want;
+  threadPlace = ThreadPlace::kPinned;
 }
 
 int usableCpuCount() {

@@ -279,5 +279,26 @@ TEST(CoreSpreadingTest, UsableCpusCountTheAffinityFoundBeforePinning) {
   }));
 }
 
+// A thread's own affinity is its own: a large call never rewrites it with the
+// mask the communicator found, and a release gives back the mask this thread
+// had before braid pinned it.
+TEST(CoreSpreadingTest, ReleaseRestoresTheThreadsOwnMask) {
+  const std::vector<int> cpus = allowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  EXPECT_TRUE(inChild([&] {
+    if (!restrictTo(cpus, 2) || unsetenv("BRAID_BIND") != 0) return false;
+    int cpu = -2;
+    if (!spreadOverCores(1, 4, &cpu).isOk()) return false;  // decided on both CPUs
+    // The application narrows this thread to the first CPU after the decision.
+    if (!restrictTo(cpus, 1)) return false;
+    placeForCall(size_t{1} << 30);  // a large call before any pin: left alone
+    if (allowedCpus() != std::vector<int>{cpus[0]}) return false;
+    for (int i = 0; i < kSmallCallsBeforePinning; ++i) placeForCall(8);
+    if (allowedCpus() != std::vector<int>{cpus[1]}) return false;  // pinned
+    placeForCall(size_t{1} << 30);
+    return allowedCpus() == std::vector<int>{cpus[0]};  // its own mask, not both CPUs
+  }));
+}
+
 }  // namespace
 }  // namespace braid
