@@ -50,8 +50,10 @@ struct SharedSettings {
 };
 
 // Ranks on more cores than they have: each rank process takes a core of its
-// own share (core_spreading.h). Ranks that are threads of one process are left alone.
-Status spreadLocalRanks(const std::vector<SharedSettings>& all, int rank) {
+// own share (core_spreading.h). Ranks that are threads of one process are left
+// alone: *places stays false, and their calls never pin (placeForCall).
+Status spreadLocalRanks(const std::vector<SharedSettings>& all, int rank, bool* places) {
+  *places = false;
   const SharedSettings& mine = all[rank];
   int localIndex = 0, localRanks = 0;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -61,6 +63,7 @@ Status spreadLocalRanks(const std::vector<SharedSettings>& all, int rank) {
     ++localRanks;
   }
   int cpu = -1;
+  *places = true;
   return spreadOverCores(localIndex, localRanks, &cpu);
 }
 
@@ -153,7 +156,7 @@ Status Comm::agreeOnConfig() {
     const int cores = usableCpuCount();
     config_.spinIterations = localRanks <= cores ? kSpinIterations : 0;
   }
-  BRAID_RETURN_IF_ERROR(spreadLocalRanks(all, rank_));
+  BRAID_RETURN_IF_ERROR(spreadLocalRanks(all, rank_, &placesRanks_));
   // Rank 0's BRAID_ALGO now rules; a name no algorithm has fails here, on every rank.
   Result<SelectionSpec> spec =
       SelectionSpec::parse(config_.algorithm, "BRAID_ALGO", Config::collectiveNames());

@@ -38,6 +38,9 @@ class Comm {
   /// placement now: BRAID_SPIN when set, else more while the thread is pinned
   /// to a core no other rank of this host shares (core_spreading.h).
   int spinRounds() const;
+  /// Whether calls on this communicator may pin the calling thread (core_spreading.h):
+  /// only when its ranks on this host are one per process.
+  bool placesRanks() const { return placesRanks_; }
   /// The transport to the peers; null for a single-rank communicator.
   transport::Transport* transport() { return transport_.get(); }
   transport::Bootstrap& bootstrap() { return *bootstrap_; }
@@ -93,6 +96,7 @@ class Comm {
   const int rank_;
   const int nranks_;
   Config config_;
+  bool placesRanks_ = false;
   bool spinAuto_ = false;  // BRAID_SPIN unset: spinRounds() follows the placement
   std::unique_ptr<transport::Bootstrap> bootstrap_;
   std::unique_ptr<transport::Transport> transport_;

@@ -21,7 +21,7 @@ using coll::ScheduleRunner;
 // restarted on the op's buffers.
 Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
   BRAID_ASSIGN_OR_RETURN(*run, comm.schedules().run(op, comm.config().algorithm));
-  placeForCall(std::max((*run)->bytes.send, (*run)->bytes.recv));
+  if (comm.placesRanks()) placeForCall(std::max((*run)->bytes.send, (*run)->bytes.recv));
   const coll::Schedule& schedule = *(*run)->schedules.front();
   coll::Buffers b;
   b.send = static_cast<const uint8_t*>(op.send);

@@ -309,7 +309,12 @@ Status runOps(std::span<const Op> ops) {
     const BufferBytes bytes = bufferBytes(*op);
     largest = std::max({largest, bytes.send, bytes.recv});
   }
-  placeForCall(largest);
+  // Only communicators of one rank per process pin (several ranks as threads
+  // of this process must not all land on one CPU).
+  if (std::all_of(works.begin(), works.end(),
+                  [](const CommWork& w) { return w.comm()->placesRanks(); })) {
+    placeForCall(largest);
+  }
   for (auto& w : works) {
     BRAID_RETURN_IF_ERROR(w.comm()->health());
     w.comm()->enter();
