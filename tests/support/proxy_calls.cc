@@ -1,5 +1,7 @@
 #include "support/proxy_calls.h"
 
+#include <gtest/gtest.h>
+
 #include "api/guard.h"
 #include "comm/device_proxy/proxy_registry.h"
 
@@ -40,6 +42,20 @@ Status enqueueOnFake(const Op& op, FakeStream& stream) {
   BRAID_RETURN_IF_ERROR(validate(op));
   BRAID_RETURN_IF_ERROR(op.comm->health());
   return enqueueOnProxy(op, stream.handle());
+}
+
+void expectFailedEverywhere(braidComm_t comm, int rank, FakeStream& stream,
+                            bool expectStreamError) {
+  EXPECT_EQ(stream.synchronize().isOk(), !expectStreamError) << "rank " << rank;
+  // A failed stream skips its waits, so it may finish before the proxy has seen the failure;
+  // the next call waits for the proxy (as below), a poll of the async error does not.
+  waitForDeviceProxy(api::toComm(comm));
+  braidResult_t async = braidSuccess;
+  EXPECT_EQ(braidCommGetAsyncError(comm, &async), braidSuccess);
+  EXPECT_NE(async, braidSuccess) << "rank " << rank << " has no async error";
+  int32_t x = 1;
+  EXPECT_NE(braidAllReduce(&x, &x, 1, braidInt32, braidSum, comm, nullptr), braidSuccess)
+      << "rank " << rank << ": the next call succeeded on a failed communicator";
 }
 
 }  // namespace braid::testing

@@ -32,6 +32,11 @@ Op proxyCollective(braidComm_t comm, coll::CollKind kind, const char* api, const
 /// validate, check health, enqueue on the communicator's proxy.
 Status enqueueOnFake(const Op& op, FakeStream& stream);
 
+/// After a failure on some rank, on every rank: the stream is released (failed only when
+/// `expectStreamError`: this rank's own stream failed), the communicator holds an async
+/// error, and the next call fails. gtest expectations.
+void expectFailedEverywhere(braidComm_t comm, int rank, FakeStream& stream, bool expectStreamError);
+
 /// "" when got[i] == want(i) for all i, else how many differ and the first.
 template <typename Want>
 std::string proxyMismatches(const std::vector<int32_t>& got, Want want) {

@@ -171,14 +171,7 @@ TEST(DeviceProxyCaptureFaults, AStreamThatFailsBeforeHandingOverFailsEveryRank) 
         EXPECT_EQ(
             braidAllReduce(b.data(), b.data(), 100, braidInt32, braidSum, comm, stream.handle()),
             braidSuccess);
-        EXPECT_EQ(stream.synchronize().isOk(), rank != 1) << "rank " << rank;
-        waitForDeviceProxy(toComm(comm));
-        braidResult_t async = braidSuccess;
-        EXPECT_EQ(braidCommGetAsyncError(comm, &async), braidSuccess);
-        EXPECT_NE(async, braidSuccess) << "rank " << rank << " has no async error";
-        int32_t x = 1;
-        EXPECT_NE(braidAllReduce(&x, &x, 1, braidInt32, braidSum, comm, nullptr), braidSuccess)
-            << "rank " << rank;
+        expectFailedEverywhere(comm, rank, stream, /*expectStreamError=*/rank == 1);
         graph.reset();
         stopDeviceProxy(toComm(comm));
         EXPECT_EQ(ops->liveAllocations(), 0) << "rank " << rank;

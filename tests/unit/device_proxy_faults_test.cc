@@ -29,22 +29,6 @@ constexpr size_t kSmallPieces = 4096;  // 1024-element pieces: the error paths s
 constexpr int kTimeoutSeconds = 60;
 constexpr double kFailsWithinSeconds = 30;
 
-// Every rank: the calls end, the stream is released, the error is sticky and comes back
-// from the next call. `expectStreamError`: this rank's own stream failed.
-void expectFailedEverywhere(braidComm_t comm, int rank, FakeStream& stream,
-                            bool expectStreamError) {
-  EXPECT_EQ(stream.synchronize().isOk(), !expectStreamError) << "rank " << rank;
-  // A failed stream skips its waits, so it may finish before the proxy has seen the failure;
-  // the next call waits for the proxy (as below), a poll of the async error does not.
-  waitForDeviceProxy(toComm(comm));
-  braidResult_t async = braidSuccess;
-  EXPECT_EQ(braidCommGetAsyncError(comm, &async), braidSuccess);
-  EXPECT_NE(async, braidSuccess) << "rank " << rank << " has no async error";
-  int32_t x = 1;
-  EXPECT_NE(braidAllReduce(&x, &x, 1, braidInt32, braidSum, comm, nullptr), braidSuccess)
-      << "rank " << rank << ": the next call succeeded on a failed communicator";
-}
-
 TEST(DeviceProxyFaults, AStreamFailureFailsEveryRank) {
   const auto start = Clock::now();
   spawn(
