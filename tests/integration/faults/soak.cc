@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "braid.h"
+#include "integration/faults/fault_verdict.h"
 #include "integration/faults/process_census.h"
 #include "integration/multiprocess/rank_processes.h"
 #include "integration/multiprocess/shm_leaks.h"
@@ -309,10 +310,7 @@ int main(int argc, char** argv) {
       passed = false;
     }
   }
-  for (const std::string& name : leakedShmSegments(segmentsBefore)) {
-    std::fprintf(stderr, "FAILED: leaked shared memory /dev/shm/%s\n", name.c_str());
-    passed = false;
-  }
+  passed = noShmLeaked(segmentsBefore) && passed;
   std::printf("%s\n", passed ? "PASSED" : "FAILED");
   return passed ? 0 : 1;
 }
