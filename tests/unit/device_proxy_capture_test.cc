@@ -23,6 +23,7 @@
 #include "api/guard.h"
 #include "comm/device_proxy/proxy_registry.h"
 #include "support/fake_device_memory.h"
+#include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"
 #include "support/proxy_calls.h"
 #include "support/spawn.h"
@@ -32,13 +33,7 @@ namespace {
 
 using api::toComm;
 
-constexpr int kTimeoutSeconds = 60;
-constexpr size_t kSmallPieces = 4096;  // 1024 int32: the captured all-reduce is 3 pieces
 constexpr int kReplays = 5;
-
-SpawnOptions proxyOptions(const std::string& transport) {
-  return SpawnOptions::withTransport(transport, kTimeoutSeconds).set("BRAID_P2P_DISABLE", "1");
-}
 
 // Stream work standing in for a kernel that writes new inputs before a replay.
 void writeOnStream(FakeStream& stream, FakeDeviceBuffer& buffer, int rank, int salt) {
@@ -57,9 +52,9 @@ TEST_P(DeviceProxyCapture, ReplaysMatchTheReferenceEveryTime) {
       nranks,
       [n = nranks](braidComm_t comm, int rank) {
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         const int right = (rank + 1) % n, left = (rank + n - 1) % n;
-        const size_t count = 3000;
+        const size_t count = 3000;  // 3 pieces of kFakeProxyPieceBytes
         FakeStream stream;
         FakeDeviceBuffer in(count), out(count, kProxyPoison), doubled(count, kProxyPoison);
         FakeDeviceBuffer toRight(count), fromLeft(count, kProxyPoison);
@@ -130,26 +125,16 @@ TEST_P(DeviceProxyCapture, ReplaysMatchTheReferenceEveryTime) {
             "")
             << "rank " << rank << " two-stream group after the capture";
         graph.reset();  // its items retire; the next call or the shutdown frees them
-        std::vector<int32_t> host = proxyInputs(rank, 100, 7);
-        EXPECT_EQ(braidAllReduce(host.data(), host.data(), host.size(), braidInt32, braidSum, comm,
-                                 nullptr),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        EXPECT_EQ(proxyMismatches(host, [&](size_t i) { return proxySum(n, i, 7); }), "");
-        stopDeviceProxy(toComm(comm));
-        EXPECT_EQ(ops->liveAllocations(), 0) << "rank " << rank << ": staging memory leaked";
-        EXPECT_EQ(ops->liveEvents(), 0) << "rank " << rank << ": events leaked";
+        expectHostAllReduceWorks(comm, rank, n);
+        stopAndExpectNoLeaks(comm, rank, *ops);
       },
-      proxyOptions(transport));
+      fakeProxyOptions(transport));
 }
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyCapture,
                          ::testing::Combine(::testing::Values("shm", "socket"),
                                             ::testing::Values(2, 3)),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" +
-                                  std::to_string(std::get<1>(info.param)) + "ranks";
-                         });
+                         transportAndRanks);
 
 TEST(DeviceProxyCaptureFaults, AStreamThatFailsBeforeHandingOverFailsEveryRank) {
   FakeDeviceMemoryScope fakeDevice;
@@ -159,7 +144,7 @@ TEST(DeviceProxyCaptureFaults, AStreamThatFailsBeforeHandingOverFailsEveryRank) 
         auto ops = std::make_shared<FakeStreamOps>();
         // Copy 1 is captured; copy 2 belongs to the ordinary call after the capture.
         if (rank == 1) ops->failCopyToHost(2);
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         FakeStream stream;
         FakeDeviceBuffer a(100, 1), b(100, 2);
         stream.beginCapture();
@@ -176,19 +161,19 @@ TEST(DeviceProxyCaptureFaults, AStreamThatFailsBeforeHandingOverFailsEveryRank) 
         stopDeviceProxy(toComm(comm));
         EXPECT_EQ(ops->liveAllocations(), 0) << "rank " << rank;
       },
-      proxyOptions("shm"));
+      fakeProxyOptions("shm"));
 }
 
 TEST(DeviceProxyCaptureFaults, AReplayAfterAbortIsReleased) {
   FakeDeviceMemoryScope fakeDevice;
-  std::vector<braidComm_t> comms = initRanks(2, proxyOptions("socket"));
+  std::vector<braidComm_t> comms = initRanks(2, fakeProxyOptions("socket"));
   ASSERT_EQ(comms.size(), 2u);
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < 2; ++rank) {
     ranks.emplace_back([&, rank] {
       braidComm_t comm = comms[rank];
       auto ops = std::make_shared<FakeStreamOps>();
-      ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+      ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
       FakeStream stream;
       FakeDeviceBuffer a(100);
       writeOnStream(stream, a, rank, 3);
@@ -212,10 +197,10 @@ TEST(DeviceProxyCaptureFaults, AReplayAfterAbortIsReleased) {
 
 TEST(DeviceProxyCaptureFaults, AbortDoesNotWaitForAHeldStream) {
   FakeDeviceMemoryScope fakeDevice;
-  std::vector<braidComm_t> comms = initRanks(2, proxyOptions("shm"));
+  std::vector<braidComm_t> comms = initRanks(2, fakeProxyOptions("shm"));
   ASSERT_EQ(comms.size(), 2u);
   auto ops = std::make_shared<FakeStreamOps>();
-  ASSERT_TRUE(attachDeviceProxy(toComm(comms[0]), ops, kSmallPieces).isOk());
+  ASSERT_TRUE(attachFakeProxy(comms[0], ops).isOk());
   FakeStream stream;
   FakeDeviceBuffer a(100, 1);
   stream.beginCapture();  // posted mode from here; the graph is never launched

@@ -15,9 +15,8 @@
 #include <tuple>
 #include <vector>
 
-#include "api/guard.h"
-#include "comm/device_proxy/proxy_registry.h"
 #include "support/fake_device_memory.h"
+#include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"
 #include "support/proxy_calls.h"
 #include "support/spawn.h"
@@ -25,25 +24,8 @@
 namespace braid::testing {
 namespace {
 
-using api::toComm;
-
-constexpr int kTimeoutSeconds = 60;
-constexpr size_t kSmallPieces = 4096;
-
-// BRAID_P2P_DISABLE=1: what sends a real communicator of one host to the proxy.
-SpawnOptions proxyOptions(const std::string& transport) {
-  return SpawnOptions::withTransport(transport, kTimeoutSeconds).set("BRAID_P2P_DISABLE", "1");
-}
-
 void fill(FakeDeviceBuffer& buffer, int rank, int salt) {
   for (size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = proxyInput(rank, i, salt);
-}
-
-// Every rank's proxy runs on its own fake; nothing may leak once it is stopped.
-void stopAndCheckLeaks(braidComm_t comm, int rank, const FakeStreamOps& ops) {
-  stopDeviceProxy(toComm(comm));
-  EXPECT_EQ(ops.liveAllocations(), 0) << "rank " << rank << ": staging memory leaked";
-  EXPECT_EQ(ops.liveEvents(), 0) << "rank " << rank << ": events leaked";
 }
 
 class DeviceProxyP2p : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
@@ -55,7 +37,7 @@ TEST_P(DeviceProxyP2p, GroupedRingsAndSingleCallsMatchTheReference) {
       nranks,
       [n = nranks](braidComm_t comm, int rank) {
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         const int right = (rank + 1) % n, left = (rank + n - 1) % n;
         const size_t count = 3001;  // three pipeline pieces' worth, and odd
         FakeStream first, second;
@@ -123,16 +105,10 @@ TEST_P(DeviceProxyP2p, GroupedRingsAndSingleCallsMatchTheReference) {
               proxyMismatches(singleIn.values(), [&](size_t i) { return proxyInput(0, i, 4); }), "")
               << "rank 1 single receive";
         }
-        // A host call afterwards runs after the proxy's calls, on a healthy communicator.
-        std::vector<int32_t> host = proxyInputs(rank, 100, 7);
-        EXPECT_EQ(braidAllReduce(host.data(), host.data(), host.size(), braidInt32, braidSum, comm,
-                                 nullptr),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        EXPECT_EQ(proxyMismatches(host, [&](size_t i) { return proxySum(n, i, 7); }), "");
-        stopAndCheckLeaks(comm, rank, *ops);
+        expectHostAllReduceWorks(comm, rank, n);
+        stopAndExpectNoLeaks(comm, rank, *ops);
       },
-      proxyOptions(transport));
+      fakeProxyOptions(transport));
 }
 
 // All-to-all-v counts: rank `from` sends `alltoallvCount(from, to, symmetric)` elements to
@@ -184,7 +160,7 @@ TEST_P(DeviceProxyP2p, AllToAllvMatchesTheReference) {
       nranks,
       [n = nranks](braidComm_t comm, int rank) {
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         FakeStream stream;
         const Layout send = layoutOf(rank, n, true, false), recv = layoutOf(rank, n, false, false);
         FakeDeviceBuffer in(send.total, kProxyPoison), out(recv.total, kProxyPoison);
@@ -218,18 +194,15 @@ TEST_P(DeviceProxyP2p, AllToAllvMatchesTheReference) {
             << "rank " << rank << " out of place";
         EXPECT_EQ(alltoallvMismatch(inPlace.values(), both, rank, 2), "")
             << "rank " << rank << " in place";
-        stopAndCheckLeaks(comm, rank, *ops);
+        stopAndExpectNoLeaks(comm, rank, *ops);
       },
-      proxyOptions(transport));
+      fakeProxyOptions(transport));
 }
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyP2p,
                          ::testing::Combine(::testing::Values("shm", "socket"),
                                             ::testing::Values(2, 3, 4)),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" +
-                                  std::to_string(std::get<1>(info.param)) + "ranks";
-                         });
+                         transportAndRanks);
 
 TEST(DeviceProxyP2pErrors, BadCallsAreRefusedAndLeaveTheCommunicatorUsable) {
   FakeDeviceMemoryScope fakeDevice;
@@ -237,7 +210,7 @@ TEST(DeviceProxyP2pErrors, BadCallsAreRefusedAndLeaveTheCommunicatorUsable) {
       2,
       [](braidComm_t comm, int rank) {
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         FakeStream stream;
         FakeDeviceBuffer device(64, 1);
         std::vector<int32_t> host(64, 1);
@@ -266,9 +239,9 @@ TEST(DeviceProxyP2pErrors, BadCallsAreRefusedAndLeaveTheCommunicatorUsable) {
         EXPECT_EQ(
             proxyMismatches(got.values(), [&](size_t i) { return proxyInput(1 - rank, i, 5); }), "")
             << "rank " << rank;
-        stopAndCheckLeaks(comm, rank, *ops);
+        stopAndExpectNoLeaks(comm, rank, *ops);
       },
-      proxyOptions("shm"));
+      fakeProxyOptions("shm"));
 }
 
 // Rank 1 expects fewer elements than rank 0 sends: the receive fails, and every rank's
@@ -281,7 +254,7 @@ TEST_P(DeviceProxyP2pMismatch, SizesThatDoNotMatchFailEveryRank) {
       3,
       [](braidComm_t comm, int rank) {
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         FakeStream stream;
         FakeDeviceBuffer buffer(2000, 1), after(100, 1);
         ASSERT_EQ(braidGroupStart(), braidSuccess);
@@ -301,9 +274,9 @@ TEST_P(DeviceProxyP2pMismatch, SizesThatDoNotMatchFailEveryRank) {
           EXPECT_NE(std::string(braidGetLastError(comm)).find("rank 0"), std::string::npos)
               << "rank 1's error does not name the sender: " << braidGetLastError(comm);
         }
-        stopAndCheckLeaks(comm, rank, *ops);
+        stopAndExpectNoLeaks(comm, rank, *ops);
       },
-      proxyOptions(GetParam()));
+      fakeProxyOptions(GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyP2pMismatch, ::testing::Values("shm", "socket"));
