@@ -24,14 +24,13 @@
 #include <vector>
 
 #include "braid.h"
-#include "rank_processes.h"
+#include "forked_gpu_ranks.h"
 
 using namespace braid::testing;
 
 namespace {
 
 constexpr int kRanks = 2;
-constexpr int kSkipped = 77;
 constexpr double kDeadlineSeconds = 280;
 constexpr int32_t kPoison = -7;
 constexpr size_t kCount = (size_t{1} << 20) + 3;  // several proxy pieces' worth, odd
@@ -278,9 +277,7 @@ int runCapture(braidComm_t comm, int rank, cudaStream_t a) {
   return failures == 0 ? 0 : 1;
 }
 
-int runRank(RankProcesses& processes, int rank, const std::string& mode) {
-  braidUniqueId id;
-  if (!processes.receiveUniqueId(rank, &id)) return 1;
+int runRank(int rank, const braidUniqueId& id, const std::string& mode) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return kSkipped;
   cudaSetDevice(0);
@@ -311,22 +308,7 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argc > 2 ? argv[2] : "";
   setenv("BRAID_TRANSPORT", argv[1], 1);
-  RankProcesses processes(kRanks);
-  // Forked before CUDA or braid start any thread in this process.
-  if (!processes.start([&](int rank) { return runRank(processes, rank, mode); })) return 1;
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !processes.sendUniqueId(id)) return 1;
-  int skipped = 0, failed = 0;
-  for (const ChildExit& e : processes.waitAll(kDeadlineSeconds)) {
-    if (e.exited && e.code == kSkipped) {
-      ++skipped;
-    } else if (!e.exited || e.code != 0) {
-      ++failed;
-    }
-  }
-  if (skipped == kRanks) {
-    std::printf("skipped: no CUDA device\n");
-    return kSkipped;
-  }
-  return failed == 0 && skipped == 0 ? 0 : 1;
+  return runForkedGpuRanks(
+      "device_proxy_p2p", kRanks, kDeadlineSeconds,
+      [&](int rank, const braidUniqueId& id) { return runRank(rank, id, mode); });
 }
