@@ -5,6 +5,7 @@
 
 #include "api/guard.h"
 #include "comm/device_proxy/proxy_registry.h"
+#include "support/fake_device_memory.h"
 #include "support/proxy_calls.h"
 
 namespace braid::testing {
@@ -21,6 +22,19 @@ void stopAndExpectNoLeaks(braidComm_t comm, int rank, const FakeStreamOps& ops) 
   stopDeviceProxy(api::toComm(comm));
   EXPECT_EQ(ops.liveAllocations(), 0) << "rank " << rank << ": staging memory leaked";
   EXPECT_EQ(ops.liveEvents(), 0) << "rank " << rank << ": events leaked";
+}
+
+void spawnWithFakeProxies(int nranks, const std::string& transport, const FakeProxyBody& body) {
+  FakeDeviceMemoryScope fakeDevice;
+  spawn(
+      nranks,
+      [&body](braidComm_t comm, int rank) {
+        auto ops = std::make_shared<FakeStreamOps>();
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk()) << "rank " << rank;
+        body(comm, rank, *ops);
+        stopAndExpectNoLeaks(comm, rank, *ops);
+      },
+      fakeProxyOptions(transport));
 }
 
 void expectHostAllReduceWorks(braidComm_t comm, int rank, int nranks) {

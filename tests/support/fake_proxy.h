@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -31,6 +32,14 @@ Status attachFakeProxy(braidComm_t comm, std::shared_ptr<FakeStreamOps> ops);
 
 /// Stops `comm`'s proxy, then expects `ops` to hold no staging memory and no event.
 void stopAndExpectNoLeaks(braidComm_t comm, int rank, const FakeStreamOps& ops);
+
+/// What a rank of spawnWithFakeProxies runs; `ops` is its proxy's fake.
+using FakeProxyBody = std::function<void(braidComm_t comm, int rank, FakeStreamOps& ops)>;
+
+/// Under fake device memory (support/fake_device_memory.h), runs `body` on every rank of a
+/// communicator of `nranks` over `transport` (fakeProxyOptions), each rank's device proxy
+/// attached to a fresh fake; then stops every proxy and expects nothing leaked.
+void spawnWithFakeProxies(int nranks, const std::string& transport, const FakeProxyBody& body);
 
 /// After device calls: a host all-reduce on `comm` (of `nranks`) runs after them, on a
 /// healthy communicator, and is right.

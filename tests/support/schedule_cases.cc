@@ -24,6 +24,19 @@ CollArgs allToAllArgs(int rank, int nranks, size_t count, size_t chunkBytes, boo
   return a;
 }
 
+void setUnevenBlocks(CollArgs* args, size_t gap) {
+  auto blockCount = [&](int from, int to) { return args->count * ((from + 2 * to) % 3) / 2; };
+  size_t sendAt = 0, recvAt = 0;
+  for (int j = 0; j < args->nranks; ++j) {
+    args->sendCounts.push_back(blockCount(args->rank, j));
+    args->sendDispls.push_back(sendAt);
+    sendAt += args->sendCounts.back() + gap;
+    args->recvCounts.push_back(blockCount(j, args->rank));
+    args->recvDispls.push_back(recvAt);
+    recvAt += args->recvCounts.back() + gap;
+  }
+}
+
 double elementAt(braidDataType_t type, const uint8_t* buffer, size_t i) {
   return rawToDouble(type, loadRaw(type, buffer, i));
 }
@@ -74,18 +87,7 @@ CollArgs argsFor(const HostLayoutCase& c, int rank) {
   a.inPlace = c.inPlace;
   a.chunkBytes = c.chunkBytes;
   a.hosts = std::make_shared<const std::vector<int>>(c.hosts);
-  if (c.kind == CollKind::kAllToAllv) {
-    auto blockCount = [&](int from, int to) { return c.count * ((from + 2 * to) % 3) / 2; };
-    size_t sendAt = 0, recvAt = 0;
-    for (int j = 0; j < a.nranks; ++j) {
-      a.sendCounts.push_back(blockCount(rank, j));
-      a.sendDispls.push_back(sendAt);
-      sendAt += a.sendCounts.back();
-      a.recvCounts.push_back(blockCount(j, rank));
-      a.recvDispls.push_back(recvAt);
-      recvAt += a.recvCounts.back();
-    }
-  }
+  if (c.kind == CollKind::kAllToAllv) setUnevenBlocks(&a, 0);
   return a;
 }
 

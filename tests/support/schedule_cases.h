@@ -22,6 +22,11 @@ namespace braid::testing {
 /// An int32 all-to-all for `rank` of `nranks`, `count` elements per block.
 coll::CollArgs allToAllArgs(int rank, int nranks, size_t count, size_t chunkBytes, bool inPlace);
 
+/// All-to-all-v blocks for args->rank of args->nranks, from args->count: rank f sends rank t
+/// count * ((f + 2t) % 3) / 2 elements (uneven, some empty), blocks in rank order with
+/// `gap` unused elements after each.
+void setUnevenBlocks(coll::CollArgs* args, size_t gap);
+
 /// Element i of a buffer of `type`, as a double, and the reverse (support/element_bits.h).
 double elementAt(braidDataType_t type, const uint8_t* buffer, size_t i);
 void setElement(braidDataType_t type, uint8_t* buffer, size_t i, double value);
@@ -47,8 +52,8 @@ struct HostLayoutCase {
 /// "allreduce/hier hosts=0011 count=7 chunk=40 in-place int32 sum root=1".
 std::string describe(const HostLayoutCase& c);
 
-/// The case's arguments for `rank`, with the host map; all-to-all-v gets uneven blocks,
-/// some empty, packed without gaps.
+/// The case's arguments for `rank`, with the host map; all-to-all-v gets setUnevenBlocks
+/// without gaps.
 coll::CollArgs argsFor(const HostLayoutCase& c, int rank);
 
 /// Element i of rank r's send buffer.

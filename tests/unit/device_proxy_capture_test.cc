@@ -47,88 +47,78 @@ class DeviceProxyCapture : public ::testing::TestWithParam<std::tuple<std::strin
 
 TEST_P(DeviceProxyCapture, ReplaysMatchTheReferenceEveryTime) {
   const auto [transport, nranks] = GetParam();
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      nranks,
-      [n = nranks](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
-        const int right = (rank + 1) % n, left = (rank + n - 1) % n;
-        const size_t count = 3000;  // 3 pieces of kFakeProxyPieceBytes
-        FakeStream stream;
-        FakeDeviceBuffer in(count), out(count, kProxyPoison), doubled(count, kProxyPoison);
-        FakeDeviceBuffer toRight(count), fromLeft(count, kProxyPoison);
-        // An ordinary call before the capture (queued at call time).
-        writeOnStream(stream, in, rank, 100);
-        ASSERT_EQ(braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm,
-                                 stream.handle()),
-                  braidSuccess);
-        ASSERT_TRUE(stream.synchronize().isOk());
-        EXPECT_EQ(proxyMismatches(out.values(), [&](size_t i) { return proxySum(n, i, 100); }), "")
-            << "rank " << rank << " before the capture";
+  spawnWithFakeProxies(nranks, transport, [n = nranks](braidComm_t comm, int rank, FakeStreamOps&) {
+    const int right = (rank + 1) % n, left = (rank + n - 1) % n;
+    const size_t count = 3000;  // 3 pieces of kFakeProxyPieceBytes
+    FakeStream stream;
+    FakeDeviceBuffer in(count), out(count, kProxyPoison), doubled(count, kProxyPoison);
+    FakeDeviceBuffer toRight(count), fromLeft(count, kProxyPoison);
+    // An ordinary call before the capture (queued at call time).
+    writeOnStream(stream, in, rank, 100);
+    ASSERT_EQ(
+        braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm, stream.handle()),
+        braidSuccess);
+    ASSERT_TRUE(stream.synchronize().isOk());
+    EXPECT_EQ(proxyMismatches(out.values(), [&](size_t i) { return proxySum(n, i, 100); }), "")
+        << "rank " << rank << " before the capture";
 
-        stream.beginCapture();
-        EXPECT_EQ(braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm,
-                                 stream.handle()),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        EXPECT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(toRight.data(), count, braidInt32, right, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidRecv(fromLeft.data(), count, braidInt32, left, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
-        std::unique_ptr<FakeGraph> graph = stream.endCapture();
-        ASSERT_NE(graph, nullptr);
-        EXPECT_EQ(pendingDeviceCalls(toComm(comm)), 0u) << "capture must not queue a call";
-        EXPECT_EQ(fromLeft.data()[0], kProxyPoison) << "capture must not move data";
+    stream.beginCapture();
+    EXPECT_EQ(
+        braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm, stream.handle()),
+        braidSuccess)
+        << braidGetLastError(comm);
+    EXPECT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(toRight.data(), count, braidInt32, right, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidRecv(fromLeft.data(), count, braidInt32, left, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
+    std::unique_ptr<FakeGraph> graph = stream.endCapture();
+    ASSERT_NE(graph, nullptr);
+    EXPECT_EQ(pendingDeviceCalls(toComm(comm)), 0u) << "capture must not queue a call";
+    EXPECT_EQ(fromLeft.data()[0], kProxyPoison) << "capture must not move data";
 
-        for (int replay = 0; replay < kReplays; ++replay) {
-          writeOnStream(stream, in, rank, replay);
-          writeOnStream(stream, toRight, rank, 50 + replay);
-          graph->launch();
-          // Ordinary call after the replay, reading its output: handed over in stream order.
-          EXPECT_EQ(braidAllReduce(out.data(), doubled.data(), count, braidInt32, braidSum, comm,
-                                   stream.handle()),
-                    braidSuccess)
-              << braidGetLastError(comm);
-          EXPECT_TRUE(stream.synchronize().isOk()) << "rank " << rank;
-          EXPECT_EQ(proxyMismatches(out.values(), [&](size_t i) { return proxySum(n, i, replay); }),
-                    "")
-              << "rank " << rank << " replay " << replay << " all-reduce";
-          EXPECT_EQ(proxyMismatches(fromLeft.values(),
-                                    [&](size_t i) { return proxyInput(left, i, 50 + replay); }),
-                    "")
-              << "rank " << rank << " replay " << replay << " from the left";
-          EXPECT_EQ(proxyMismatches(doubled.values(),
-                                    [&](size_t i) {
-                                      return static_cast<int32_t>(uint32_t(n) *
-                                                                  uint32_t(proxySum(n, i, replay)));
-                                    }),
-                    "")
-              << "rank " << rank << " replay " << replay << " the call after it";
-        }
-        // Posted mode, a group on two streams: the hand-over waits for both parts' copies.
-        FakeStream other;
-        FakeDeviceBuffer sent(count), received(count, kProxyPoison);
-        writeOnStream(other, sent, rank, 77);
-        EXPECT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(sent.data(), count, braidInt32, right, comm, other.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidRecv(received.data(), count, braidInt32, left, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
-        EXPECT_TRUE(stream.synchronize().isOk());
-        EXPECT_TRUE(other.synchronize().isOk());
-        EXPECT_EQ(
-            proxyMismatches(received.values(), [&](size_t i) { return proxyInput(left, i, 77); }),
-            "")
-            << "rank " << rank << " two-stream group after the capture";
-        graph.reset();  // its items retire; the next call or the shutdown frees them
-        expectHostAllReduceWorks(comm, rank, n);
-        stopAndExpectNoLeaks(comm, rank, *ops);
-      },
-      fakeProxyOptions(transport));
+    for (int replay = 0; replay < kReplays; ++replay) {
+      writeOnStream(stream, in, rank, replay);
+      writeOnStream(stream, toRight, rank, 50 + replay);
+      graph->launch();
+      // Ordinary call after the replay, reading its output: handed over in stream order.
+      EXPECT_EQ(braidAllReduce(out.data(), doubled.data(), count, braidInt32, braidSum, comm,
+                               stream.handle()),
+                braidSuccess)
+          << braidGetLastError(comm);
+      EXPECT_TRUE(stream.synchronize().isOk()) << "rank " << rank;
+      EXPECT_EQ(proxyMismatches(out.values(), [&](size_t i) { return proxySum(n, i, replay); }), "")
+          << "rank " << rank << " replay " << replay << " all-reduce";
+      EXPECT_EQ(proxyMismatches(fromLeft.values(),
+                                [&](size_t i) { return proxyInput(left, i, 50 + replay); }),
+                "")
+          << "rank " << rank << " replay " << replay << " from the left";
+      EXPECT_EQ(proxyMismatches(doubled.values(),
+                                [&](size_t i) {
+                                  return static_cast<int32_t>(uint32_t(n) *
+                                                              uint32_t(proxySum(n, i, replay)));
+                                }),
+                "")
+          << "rank " << rank << " replay " << replay << " the call after it";
+    }
+    // Posted mode, a group on two streams: the hand-over waits for both parts' copies.
+    FakeStream other;
+    FakeDeviceBuffer sent(count), received(count, kProxyPoison);
+    writeOnStream(other, sent, rank, 77);
+    EXPECT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(sent.data(), count, braidInt32, right, comm, other.handle()), braidSuccess);
+    EXPECT_EQ(braidRecv(received.data(), count, braidInt32, left, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
+    EXPECT_TRUE(stream.synchronize().isOk());
+    EXPECT_TRUE(other.synchronize().isOk());
+    EXPECT_EQ(proxyMismatches(received.values(), [&](size_t i) { return proxyInput(left, i, 77); }),
+              "")
+        << "rank " << rank << " two-stream group after the capture";
+    graph.reset();  // its items retire; the next call or the shutdown frees them
+    expectHostAllReduceWorks(comm, rank, n);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyCapture,

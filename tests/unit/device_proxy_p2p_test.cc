@@ -32,83 +32,73 @@ class DeviceProxyP2p : public ::testing::TestWithParam<std::tuple<std::string, i
 
 TEST_P(DeviceProxyP2p, GroupedRingsAndSingleCallsMatchTheReference) {
   const auto [transport, nranks] = GetParam();
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      nranks,
-      [n = nranks](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
-        const int right = (rank + 1) % n, left = (rank + n - 1) % n;
-        const size_t count = 3001;  // three pipeline pieces' worth, and odd
-        FakeStream first, second;
-        FakeDeviceBuffer toRight(count), toLeft(count), sumIn(count), single(count);
-        FakeDeviceBuffer fromLeft(count, kProxyPoison), fromRight(count, kProxyPoison);
-        FakeDeviceBuffer sumOut(count, kProxyPoison), relayed(count, kProxyPoison);
-        FakeDeviceBuffer emptyOut(0), emptyIn(0);
-        fill(toRight, rank, 1);
-        fill(toLeft, rank, 2);
-        fill(sumIn, rank, 3);
-        fill(single, rank, 4);
-        first.closeGate();
-        second.closeGate();
-        void* sa = first.handle();
-        void* sb = second.handle();
-        // One group, two streams: both ring directions, a collective, zero-count messages.
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(toRight.data(), count, braidInt32, right, comm, sa), braidSuccess);
-        EXPECT_EQ(braidRecv(fromLeft.data(), count, braidInt32, left, comm, sa), braidSuccess);
-        EXPECT_EQ(braidSend(toLeft.data(), count, braidInt32, left, comm, sb), braidSuccess);
-        EXPECT_EQ(braidRecv(fromRight.data(), count, braidInt32, right, comm, sb), braidSuccess);
-        EXPECT_EQ(
-            braidAllReduce(sumIn.data(), sumOut.data(), count, braidInt32, braidSum, comm, sa),
-            braidSuccess);
-        EXPECT_EQ(braidSend(emptyOut.data(), 0, braidInt32, right, comm, sb), braidSuccess);
-        EXPECT_EQ(braidRecv(emptyIn.data(), 0, braidInt32, left, comm, sb), braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
-        // A second group sends on what the first received: stream order must hold it back.
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(fromLeft.data(), count, braidInt32, right, comm, sa), braidSuccess);
-        EXPECT_EQ(braidRecv(relayed.data(), count, braidInt32, left, comm, sa), braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
-        // Outside a group: rank 0's single send meets rank 1's single receive.
-        FakeDeviceBuffer singleIn(count, kProxyPoison);
-        if (rank == 0) {
-          EXPECT_EQ(braidSend(single.data(), count, braidInt32, 1, comm, sb), braidSuccess);
-        } else if (rank == 1) {
-          EXPECT_EQ(braidRecv(singleIn.data(), count, braidInt32, 0, comm, sb), braidSuccess);
-        }
-        // The streams are held: every call returned before any data moved.
-        EXPECT_EQ(fromLeft.data()[0], kProxyPoison) << "rank " << rank;
-        EXPECT_EQ(relayed.data()[0], kProxyPoison) << "rank " << rank;
-        first.open();
-        second.open();
-        EXPECT_TRUE(first.synchronize().isOk()) << "rank " << rank;
-        EXPECT_TRUE(second.synchronize().isOk()) << "rank " << rank;
+  spawnWithFakeProxies(nranks, transport, [n = nranks](braidComm_t comm, int rank, FakeStreamOps&) {
+    const int right = (rank + 1) % n, left = (rank + n - 1) % n;
+    const size_t count = 3001;  // three pipeline pieces' worth, and odd
+    FakeStream first, second;
+    FakeDeviceBuffer toRight(count), toLeft(count), sumIn(count), single(count);
+    FakeDeviceBuffer fromLeft(count, kProxyPoison), fromRight(count, kProxyPoison);
+    FakeDeviceBuffer sumOut(count, kProxyPoison), relayed(count, kProxyPoison);
+    FakeDeviceBuffer emptyOut(0), emptyIn(0);
+    fill(toRight, rank, 1);
+    fill(toLeft, rank, 2);
+    fill(sumIn, rank, 3);
+    fill(single, rank, 4);
+    first.closeGate();
+    second.closeGate();
+    void* sa = first.handle();
+    void* sb = second.handle();
+    // One group, two streams: both ring directions, a collective, zero-count messages.
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(toRight.data(), count, braidInt32, right, comm, sa), braidSuccess);
+    EXPECT_EQ(braidRecv(fromLeft.data(), count, braidInt32, left, comm, sa), braidSuccess);
+    EXPECT_EQ(braidSend(toLeft.data(), count, braidInt32, left, comm, sb), braidSuccess);
+    EXPECT_EQ(braidRecv(fromRight.data(), count, braidInt32, right, comm, sb), braidSuccess);
+    EXPECT_EQ(braidAllReduce(sumIn.data(), sumOut.data(), count, braidInt32, braidSum, comm, sa),
+              braidSuccess);
+    EXPECT_EQ(braidSend(emptyOut.data(), 0, braidInt32, right, comm, sb), braidSuccess);
+    EXPECT_EQ(braidRecv(emptyIn.data(), 0, braidInt32, left, comm, sb), braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+    // A second group sends on what the first received: stream order must hold it back.
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(fromLeft.data(), count, braidInt32, right, comm, sa), braidSuccess);
+    EXPECT_EQ(braidRecv(relayed.data(), count, braidInt32, left, comm, sa), braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+    // Outside a group: rank 0's single send meets rank 1's single receive.
+    FakeDeviceBuffer singleIn(count, kProxyPoison);
+    if (rank == 0) {
+      EXPECT_EQ(braidSend(single.data(), count, braidInt32, 1, comm, sb), braidSuccess);
+    } else if (rank == 1) {
+      EXPECT_EQ(braidRecv(singleIn.data(), count, braidInt32, 0, comm, sb), braidSuccess);
+    }
+    // The streams are held: every call returned before any data moved.
+    EXPECT_EQ(fromLeft.data()[0], kProxyPoison) << "rank " << rank;
+    EXPECT_EQ(relayed.data()[0], kProxyPoison) << "rank " << rank;
+    first.open();
+    second.open();
+    EXPECT_TRUE(first.synchronize().isOk()) << "rank " << rank;
+    EXPECT_TRUE(second.synchronize().isOk()) << "rank " << rank;
 
-        const int leftOfLeft = (rank + n - 2) % n;
-        EXPECT_EQ(
-            proxyMismatches(fromLeft.values(), [&](size_t i) { return proxyInput(left, i, 1); }),
-            "")
-            << "rank " << rank << " from the left";
-        EXPECT_EQ(
-            proxyMismatches(fromRight.values(), [&](size_t i) { return proxyInput(right, i, 2); }),
-            "")
-            << "rank " << rank << " from the right";
-        EXPECT_EQ(proxyMismatches(sumOut.values(), [&](size_t i) { return proxySum(n, i, 3); }), "")
-            << "rank " << rank << " allreduce in the group";
-        EXPECT_EQ(proxyMismatches(relayed.values(),
-                                  [&](size_t i) { return proxyInput(leftOfLeft, i, 1); }),
-                  "")
-            << "rank " << rank << " relayed";
-        if (rank == 1) {
-          EXPECT_EQ(
-              proxyMismatches(singleIn.values(), [&](size_t i) { return proxyInput(0, i, 4); }), "")
-              << "rank 1 single receive";
-        }
-        expectHostAllReduceWorks(comm, rank, n);
-        stopAndExpectNoLeaks(comm, rank, *ops);
-      },
-      fakeProxyOptions(transport));
+    const int leftOfLeft = (rank + n - 2) % n;
+    EXPECT_EQ(proxyMismatches(fromLeft.values(), [&](size_t i) { return proxyInput(left, i, 1); }),
+              "")
+        << "rank " << rank << " from the left";
+    EXPECT_EQ(
+        proxyMismatches(fromRight.values(), [&](size_t i) { return proxyInput(right, i, 2); }), "")
+        << "rank " << rank << " from the right";
+    EXPECT_EQ(proxyMismatches(sumOut.values(), [&](size_t i) { return proxySum(n, i, 3); }), "")
+        << "rank " << rank << " allreduce in the group";
+    EXPECT_EQ(
+        proxyMismatches(relayed.values(), [&](size_t i) { return proxyInput(leftOfLeft, i, 1); }),
+        "")
+        << "rank " << rank << " relayed";
+    if (rank == 1) {
+      EXPECT_EQ(proxyMismatches(singleIn.values(), [&](size_t i) { return proxyInput(0, i, 4); }),
+                "")
+          << "rank 1 single receive";
+    }
+    expectHostAllReduceWorks(comm, rank, n);
+  });
 }
 
 // All-to-all-v counts: rank `from` sends `alltoallvCount(from, to, symmetric)` elements to
@@ -155,48 +145,41 @@ std::string alltoallvMismatch(const std::vector<int32_t>& got, const Layout& rec
 
 TEST_P(DeviceProxyP2p, AllToAllvMatchesTheReference) {
   const auto [transport, nranks] = GetParam();
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      nranks,
-      [n = nranks](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
-        FakeStream stream;
-        const Layout send = layoutOf(rank, n, true, false), recv = layoutOf(rank, n, false, false);
-        FakeDeviceBuffer in(send.total, kProxyPoison), out(recv.total, kProxyPoison);
-        for (int to = 0; to < n; ++to) {
-          for (size_t k = 0; k < send.counts[to]; ++k) {
-            in.data()[send.displs[to] + k] = alltoallvValue(rank, to, k, 1);
-          }
-        }
-        // In place: one buffer, blocks both sent and overwritten.
-        const Layout both = layoutOf(rank, n, true, true);
-        FakeDeviceBuffer inPlace(both.total, kProxyPoison);
-        for (int to = 0; to < n; ++to) {
-          for (size_t k = 0; k < both.counts[to]; ++k) {
-            inPlace.data()[both.displs[to] + k] = alltoallvValue(rank, to, k, 2);
-          }
-        }
-        stream.closeGate();
-        EXPECT_EQ(braidAllToAllv(in.data(), send.counts.data(), send.displs.data(), out.data(),
-                                 recv.counts.data(), recv.displs.data(), braidInt32, comm,
-                                 stream.handle()),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        EXPECT_EQ(braidAllToAllv(inPlace.data(), both.counts.data(), both.displs.data(),
-                                 inPlace.data(), both.counts.data(), both.displs.data(), braidInt32,
-                                 comm, stream.handle()),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        stream.open();
-        EXPECT_TRUE(stream.synchronize().isOk()) << "rank " << rank;
-        EXPECT_EQ(alltoallvMismatch(out.values(), recv, rank, 1), "")
-            << "rank " << rank << " out of place";
-        EXPECT_EQ(alltoallvMismatch(inPlace.values(), both, rank, 2), "")
-            << "rank " << rank << " in place";
-        stopAndExpectNoLeaks(comm, rank, *ops);
-      },
-      fakeProxyOptions(transport));
+  spawnWithFakeProxies(nranks, transport, [n = nranks](braidComm_t comm, int rank, FakeStreamOps&) {
+    FakeStream stream;
+    const Layout send = layoutOf(rank, n, true, false), recv = layoutOf(rank, n, false, false);
+    FakeDeviceBuffer in(send.total, kProxyPoison), out(recv.total, kProxyPoison);
+    for (int to = 0; to < n; ++to) {
+      for (size_t k = 0; k < send.counts[to]; ++k) {
+        in.data()[send.displs[to] + k] = alltoallvValue(rank, to, k, 1);
+      }
+    }
+    // In place: one buffer, blocks both sent and overwritten.
+    const Layout both = layoutOf(rank, n, true, true);
+    FakeDeviceBuffer inPlace(both.total, kProxyPoison);
+    for (int to = 0; to < n; ++to) {
+      for (size_t k = 0; k < both.counts[to]; ++k) {
+        inPlace.data()[both.displs[to] + k] = alltoallvValue(rank, to, k, 2);
+      }
+    }
+    stream.closeGate();
+    EXPECT_EQ(
+        braidAllToAllv(in.data(), send.counts.data(), send.displs.data(), out.data(),
+                       recv.counts.data(), recv.displs.data(), braidInt32, comm, stream.handle()),
+        braidSuccess)
+        << braidGetLastError(comm);
+    EXPECT_EQ(
+        braidAllToAllv(inPlace.data(), both.counts.data(), both.displs.data(), inPlace.data(),
+                       both.counts.data(), both.displs.data(), braidInt32, comm, stream.handle()),
+        braidSuccess)
+        << braidGetLastError(comm);
+    stream.open();
+    EXPECT_TRUE(stream.synchronize().isOk()) << "rank " << rank;
+    EXPECT_EQ(alltoallvMismatch(out.values(), recv, rank, 1), "")
+        << "rank " << rank << " out of place";
+    EXPECT_EQ(alltoallvMismatch(inPlace.values(), both, rank, 2), "")
+        << "rank " << rank << " in place";
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyP2p,
@@ -205,43 +188,35 @@ INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyP2p,
                          transportAndRanks);
 
 TEST(DeviceProxyP2pErrors, BadCallsAreRefusedAndLeaveTheCommunicatorUsable) {
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      2,
-      [](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
-        FakeStream stream;
-        FakeDeviceBuffer device(64, 1);
-        std::vector<int32_t> host(64, 1);
-        EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 2, comm, stream.handle()),
-                  braidInvalidArgument);
-        EXPECT_NE(std::string(braidGetLastError(comm)).find("peer"), std::string::npos)
-            << braidGetLastError(comm);
-        // Host and device buffers in one group on one communicator: refused on every rank.
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidRecv(host.data(), 64, braidInt32, 1 - rank, comm, nullptr), braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidInvalidUsage);
-        EXPECT_NE(std::string(braidGetLastError(nullptr)).find("host buffers"), std::string::npos)
-            << braidGetLastError(nullptr);
-        // Still usable: a device exchange works afterwards.
-        FakeDeviceBuffer got(64, kProxyPoison);
-        fill(device, rank, 5);
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidRecv(got.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
-        EXPECT_TRUE(stream.synchronize().isOk());
-        EXPECT_EQ(
-            proxyMismatches(got.values(), [&](size_t i) { return proxyInput(1 - rank, i, 5); }), "")
-            << "rank " << rank;
-        stopAndExpectNoLeaks(comm, rank, *ops);
-      },
-      fakeProxyOptions("shm"));
+  spawnWithFakeProxies(2, "shm", [](braidComm_t comm, int rank, FakeStreamOps&) {
+    FakeStream stream;
+    FakeDeviceBuffer device(64, 1);
+    std::vector<int32_t> host(64, 1);
+    EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 2, comm, stream.handle()),
+              braidInvalidArgument);
+    EXPECT_NE(std::string(braidGetLastError(comm)).find("peer"), std::string::npos)
+        << braidGetLastError(comm);
+    // Host and device buffers in one group on one communicator: refused on every rank.
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidRecv(host.data(), 64, braidInt32, 1 - rank, comm, nullptr), braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidInvalidUsage);
+    EXPECT_NE(std::string(braidGetLastError(nullptr)).find("host buffers"), std::string::npos)
+        << braidGetLastError(nullptr);
+    // Still usable: a device exchange works afterwards.
+    FakeDeviceBuffer got(64, kProxyPoison);
+    fill(device, rank, 5);
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidRecv(got.data(), 64, braidInt32, 1 - rank, comm, stream.handle()), braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+    EXPECT_TRUE(stream.synchronize().isOk());
+    EXPECT_EQ(proxyMismatches(got.values(), [&](size_t i) { return proxyInput(1 - rank, i, 5); }),
+              "")
+        << "rank " << rank;
+  });
 }
 
 // Rank 1 expects fewer elements than rank 0 sends: the receive fails, and every rank's
@@ -249,34 +224,25 @@ TEST(DeviceProxyP2pErrors, BadCallsAreRefusedAndLeaveTheCommunicatorUsable) {
 class DeviceProxyP2pMismatch : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeviceProxyP2pMismatch, SizesThatDoNotMatchFailEveryRank) {
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      3,
-      [](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
-        FakeStream stream;
-        FakeDeviceBuffer buffer(2000, 1), after(100, 1);
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        if (rank == 0) {
-          EXPECT_EQ(braidSend(buffer.data(), 2000, braidInt32, 1, comm, stream.handle()),
-                    braidSuccess);
-        } else if (rank == 1) {
-          EXPECT_EQ(braidRecv(buffer.data(), 500, braidInt32, 0, comm, stream.handle()),
-                    braidSuccess);
-        }
-        EXPECT_EQ(braidGroupEnd(), braidSuccess);
-        // Queued behind the failure on every rank (rank 2 included): released, not run.
-        (void)braidAllReduce(after.data(), after.data(), 100, braidInt32, braidSum, comm,
-                             stream.handle());
-        expectFailedEverywhere(comm, rank, stream, /*expectStreamError=*/false);
-        if (rank == 1) {
-          EXPECT_NE(std::string(braidGetLastError(comm)).find("rank 0"), std::string::npos)
-              << "rank 1's error does not name the sender: " << braidGetLastError(comm);
-        }
-        stopAndExpectNoLeaks(comm, rank, *ops);
-      },
-      fakeProxyOptions(GetParam()));
+  spawnWithFakeProxies(3, GetParam(), [](braidComm_t comm, int rank, FakeStreamOps&) {
+    FakeStream stream;
+    FakeDeviceBuffer buffer(2000, 1), after(100, 1);
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    if (rank == 0) {
+      EXPECT_EQ(braidSend(buffer.data(), 2000, braidInt32, 1, comm, stream.handle()), braidSuccess);
+    } else if (rank == 1) {
+      EXPECT_EQ(braidRecv(buffer.data(), 500, braidInt32, 0, comm, stream.handle()), braidSuccess);
+    }
+    EXPECT_EQ(braidGroupEnd(), braidSuccess);
+    // Queued behind the failure on every rank (rank 2 included): released, not run.
+    (void)braidAllReduce(after.data(), after.data(), 100, braidInt32, braidSum, comm,
+                         stream.handle());
+    expectFailedEverywhere(comm, rank, stream, /*expectStreamError=*/false);
+    if (rank == 1) {
+      EXPECT_NE(std::string(braidGetLastError(comm)).find("rank 0"), std::string::npos)
+          << "rank 1's error does not name the sender: " << braidGetLastError(comm);
+    }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyP2pMismatch, ::testing::Values("shm", "socket"));

@@ -75,19 +75,8 @@ CollArgs argsFor(const Case& c, int rank) {
   args.nranks = c.nranks;
   args.inPlace = c.inPlace;
   args.chunkBytes = c.chunkBytes;
-  if (c.kind == CollKind::kAllToAllv) {
-    // Uneven blocks, some empty, laid out with one-element gaps between them.
-    auto blockCount = [&](int from, int to) { return c.count * ((from + 2 * to) % 3) / 2; };
-    size_t sendAt = 0, recvAt = 0;
-    for (int j = 0; j < c.nranks; ++j) {
-      args.sendCounts.push_back(blockCount(rank, j));
-      args.sendDispls.push_back(sendAt);
-      sendAt += args.sendCounts.back() + 1;
-      args.recvCounts.push_back(blockCount(j, rank));
-      args.recvDispls.push_back(recvAt);
-      recvAt += args.recvCounts.back() + 1;
-    }
-  }
+  // Uneven blocks, some empty, with one-element gaps between them.
+  if (c.kind == CollKind::kAllToAllv) testing::setUnevenBlocks(&args, /*gap=*/1);
   return args;
 }
 

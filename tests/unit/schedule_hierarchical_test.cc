@@ -39,13 +39,8 @@ const std::vector<Layout>& layouts() {
   return kLayouts;
 }
 
+// describe, argsFor, inputOf and reducedInputs of a Case: support/schedule_cases.h.
 using Case = testing::HostLayoutCase;
-using testing::argsFor;
-using testing::describe;
-using testing::elementAt;
-using testing::inputOf;
-using testing::reducedInputs;
-using testing::setElement;
 
 void runCase(const Case& c) {
   SCOPED_TRACE(describe(c));
@@ -55,7 +50,9 @@ void runCase(const Case& c) {
   for (int r = 0; r < n; ++r) {
     ranks.push_back(testing::makeSimRank(argsFor(c, r)));
     if (ranks[r].send() == nullptr) continue;
-    for (size_t i = 0; i < c.count; ++i) setElement(c.type, ranks[r].send(), i, inputOf(c, r, i));
+    for (size_t i = 0; i < c.count; ++i) {
+      testing::setElement(c.type, ranks[r].send(), i, inputOf(c, r, i));
+    }
   }
   std::vector<Schedule> built;
   Status status =
@@ -67,7 +64,7 @@ void runCase(const Case& c) {
     if (!hasResult) continue;
     for (size_t i = 0; i < c.count; ++i) {
       double want = c.kind == CollKind::kBroadcast ? inputOf(c, c.root, i) : reducedInputs(c, i);
-      double got = elementAt(c.type, ranks[r].recv(), i);
+      double got = testing::elementAt(c.type, ranks[r].recv(), i);
       if (c.op == braidAvg && c.type != braidInt32) {
         ASSERT_NEAR(got, want, 1e-5 * std::max(1.0, std::fabs(want)))
             << "rank " << r << " element " << i;

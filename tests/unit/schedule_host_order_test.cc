@@ -53,13 +53,8 @@ const std::vector<Layout>& layouts() {
 
 int hostCount(const Layout& hosts) { return *std::max_element(hosts.begin(), hosts.end()) + 1; }
 
+// describe, argsFor, inputOf and reducedInputs of a Case: support/schedule_cases.h.
 using Case = testing::HostLayoutCase;
-using testing::argsFor;
-using testing::describe;
-using testing::elementAt;
-using testing::inputOf;
-using testing::reducedInputs;
-using testing::setElement;
 
 // What rank r's recv element i must hold; NaN where the collective leaves it undefined.
 double expected(const Case& c, const std::vector<CollArgs>& args, int r, size_t i) {
@@ -104,7 +99,9 @@ void runCase(const Case& c) {
     args.push_back(argsFor(c, r));
     ranks.push_back(testing::makeSimRank(args[r]));
     const size_t inputs = sendBufferBytes(args[r]) / typeSize(c.type);
-    for (size_t i = 0; i < inputs; ++i) setElement(c.type, ranks[r].send(), i, inputOf(c, r, i));
+    for (size_t i = 0; i < inputs; ++i) {
+      testing::setElement(c.type, ranks[r].send(), i, inputOf(c, r, i));
+    }
   }
   std::vector<Schedule> built;
   Status status =
@@ -116,7 +113,7 @@ void runCase(const Case& c) {
     for (size_t i = 0; i < outputs; ++i) {
       const double want = expected(c, args, r, i);
       if (std::isnan(want)) continue;
-      const double got = elementAt(c.type, ranks[r].recv(), i);
+      const double got = testing::elementAt(c.type, ranks[r].recv(), i);
       if (c.roundingInputs || (c.op == braidAvg && isFloatType(c.type))) {
         ASSERT_NEAR(got, want, 1e-5 * std::max(1.0, std::fabs(want)))
             << "rank " << r << " element " << i;
