@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "braid.h"
+#include "cuda_device.h"
 #include "forked_gpu_ranks.h"
 #include "support/element_bits.h"
 #include "support/input_pattern.h"
@@ -156,8 +157,7 @@ std::string check(const Call& call, int rank) {
 }
 
 int runRank(int rank, const braidUniqueId& id) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return kSkipped;
+  if (!haveCudaDevice()) return kSkipped;
   cudaSetDevice(0);
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "braid.h"
+#include "cuda_device.h"
 #include "forked_gpu_ranks.h"
 
 using namespace braid::testing;
@@ -278,8 +279,7 @@ int runCapture(braidComm_t comm, int rank, cudaStream_t a) {
 }
 
 int runRank(int rank, const braidUniqueId& id, const std::string& mode) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return kSkipped;
+  if (!haveCudaDevice()) return kSkipped;
   cudaSetDevice(0);
   cudaStream_t a, b;
   cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
