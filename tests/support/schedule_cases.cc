@@ -12,7 +12,7 @@ namespace braid::testing {
 using coll::CollArgs;
 using coll::CollKind;
 
-CollArgs allToAllArgs(int rank, int nranks, size_t count, size_t chunkBytes, bool inPlace) {
+CollArgs allToAll(int rank, int nranks, size_t count, size_t chunkBytes, bool inPlace) {
   CollArgs a;
   a.kind = CollKind::kAllToAll;
   a.type = braidInt32;

@@ -20,7 +20,7 @@
 namespace braid::testing {
 
 /// An int32 all-to-all for `rank` of `nranks`, `count` elements per block.
-coll::CollArgs allToAllArgs(int rank, int nranks, size_t count, size_t chunkBytes, bool inPlace);
+coll::CollArgs allToAll(int rank, int nranks, size_t count, size_t chunkBytes, bool inPlace);
 
 /// All-to-all-v blocks for args->rank of args->nranks, from args->count: rank f sends rank t
 /// count * ((f + 2t) % 3) / 2 elements (uneven, some empty), blocks in rank order with

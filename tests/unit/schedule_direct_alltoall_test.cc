@@ -24,7 +24,7 @@
 namespace braid::coll {
 namespace {
 
-using testing::allToAllArgs;
+using testing::allToAll;
 
 // A value no other (rank, index) pair has.
 int32_t inputOf(int rank, size_t index) { return static_cast<int32_t>(rank * 1000003 + index); }
@@ -36,8 +36,7 @@ TEST(DirectAllToAllTest, EveryExchangeIsInOneStep) {
         SCOPED_TRACE("n=" + std::to_string(n) + " rank " + std::to_string(r) +
                      (inPlace ? " in place" : " out of place"));
         const size_t count = 37, chunkBytes = 40, block = count * 4;
-        Result<Schedule> s =
-            buildSchedule(allToAllArgs(r, n, count, chunkBytes, inPlace), "direct");
+        Result<Schedule> s = buildSchedule(allToAll(r, n, count, chunkBytes, inPlace), "direct");
         ASSERT_TRUE(s.isOk()) << s.status().message();
         EXPECT_EQ(s->algorithm, "direct");
         // In place, step 0 only stages the input (local copies); then the exchange step.
@@ -66,7 +65,7 @@ void expectMatchesReference(int n, size_t count, size_t chunkBytes, bool inPlace
                (buffering == testing::Buffering::kEager ? " eager" : " rendezvous"));
   std::vector<testing::SimRank> ranks;
   for (int r = 0; r < n; ++r) {
-    ranks.push_back(testing::makeSimRank(allToAllArgs(r, n, count, chunkBytes, inPlace)));
+    ranks.push_back(testing::makeSimRank(allToAll(r, n, count, chunkBytes, inPlace)));
     for (size_t i = 0; i < n * count; ++i) {
       const int32_t v = inputOf(r, i);
       std::memcpy(ranks[r].send() + 4 * i, &v, 4);
@@ -106,15 +105,15 @@ TEST(DirectAllToAllTest, MatchesReferenceForEveryRankCount) {
 // Direct for small blocks on one host with 4+ ranks; pairwise otherwise and for all-to-all-v.
 TEST(DirectAllToAllTest, AutomaticSelection) {
   const size_t limit = (16 << 10) / 4;  // int32 elements in the 16 KiB block limit
-  EXPECT_STREQ(defaultAlgorithm(allToAllArgs(0, 4, 1, 1 << 20, false)).name, "direct");
-  EXPECT_STREQ(defaultAlgorithm(allToAllArgs(0, 8, limit, 1 << 20, true)).name, "direct");
-  EXPECT_STREQ(defaultAlgorithm(allToAllArgs(0, 8, limit + 1, 1 << 20, false)).name, "pairwise");
-  EXPECT_STREQ(defaultAlgorithm(allToAllArgs(0, 3, 1, 1 << 20, false)).name, "pairwise");
-  EXPECT_STREQ(defaultAlgorithm(allToAllArgs(0, 2, 1, 1 << 20, false)).name, "pairwise");
-  CollArgs twoHosts = allToAllArgs(0, 4, 1, 1 << 20, false);
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 4, 1, 1 << 20, false)).name, "direct");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 8, limit, 1 << 20, true)).name, "direct");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 8, limit + 1, 1 << 20, false)).name, "pairwise");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 3, 1, 1 << 20, false)).name, "pairwise");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 2, 1, 1 << 20, false)).name, "pairwise");
+  CollArgs twoHosts = allToAll(0, 4, 1, 1 << 20, false);
   twoHosts.hosts = std::make_shared<const std::vector<int>>(std::vector<int>{0, 0, 1, 1});
   EXPECT_STREQ(defaultAlgorithm(twoHosts).name, "pairwise");
-  CollArgs v = allToAllArgs(0, 4, 0, 1 << 20, false);
+  CollArgs v = allToAll(0, 4, 0, 1 << 20, false);
   v.kind = CollKind::kAllToAllv;
   v.sendCounts = v.recvCounts = {1, 1, 1, 1};
   v.sendDispls = v.recvDispls = {0, 1, 2, 3};
@@ -124,8 +123,7 @@ TEST(DirectAllToAllTest, AutomaticSelection) {
 // A call whose size picks direct runs it, with the right result (buildSchedule's "" = default).
 TEST(DirectAllToAllTest, DefaultSmallCallRunsDirect) {
   std::vector<testing::SimRank> ranks;
-  for (int r = 0; r < 5; ++r)
-    ranks.push_back(testing::makeSimRank(allToAllArgs(r, 5, 3, 64, false)));
+  for (int r = 0; r < 5; ++r) ranks.push_back(testing::makeSimRank(allToAll(r, 5, 3, 64, false)));
   std::vector<Schedule> built;
   ASSERT_TRUE(
       testing::simulateCollective(ranks, "", testing::Buffering::kRendezvous, &built).isOk());

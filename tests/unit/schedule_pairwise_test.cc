@@ -19,7 +19,7 @@
 namespace braid::coll {
 namespace {
 
-using testing::allToAllArgs;
+using testing::allToAll;
 
 Schedule pairwise(const CollArgs& args) {
   Result<Schedule> s = buildSchedule(args, "pairwise");
@@ -50,7 +50,7 @@ TEST(PairwiseScheduleTest, OwnBlockIsCopiedDuringTheFirstExchange) {
         SCOPED_TRACE("n=" + std::to_string(n) + " rank " + std::to_string(r) +
                      " count=" + std::to_string(count));
         const size_t block = count * 4, chunkBytes = 256;
-        const Schedule s = pairwise(allToAllArgs(r, n, count, chunkBytes, false));
+        const Schedule s = pairwise(allToAll(r, n, count, chunkBytes, false));
         ASSERT_EQ(s.steps.size(), static_cast<size_t>(std::max(n - 1, 1)));
         EXPECT_EQ(copiedInto(s, BufferId::kRecv, r * block, block), block);
         size_t copies = 0, recvsSeen = 0;
@@ -93,7 +93,7 @@ TEST(PairwiseScheduleTest, InPlaceAllToAllLeavesTheOwnBlockAlone) {
     for (int r = 0; r < n; ++r) {
       SCOPED_TRACE("n=" + std::to_string(n) + " rank " + std::to_string(r));
       const size_t count = 100, block = count * 4;
-      const Schedule s = pairwise(allToAllArgs(r, n, count, 1 << 20, true));
+      const Schedule s = pairwise(allToAll(r, n, count, 1 << 20, true));
       // The own block: never written by a copy (nor read into scratch).
       EXPECT_EQ(copiedInto(s, BufferId::kRecv, r * block, block), 0u);
       EXPECT_EQ(copiedInto(s, BufferId::kScratch, r * block, block), 0u);
@@ -107,7 +107,7 @@ TEST(PairwiseScheduleTest, InPlaceAllToAllLeavesTheOwnBlockAlone) {
   }
   // All-to-all-v in place: its send blocks may overlap, so everything is staged and
   // the own block is copied from scratch.
-  CollArgs v = allToAllArgs(0, 2, 0, 1 << 20, true);
+  CollArgs v = allToAll(0, 2, 0, 1 << 20, true);
   v.kind = CollKind::kAllToAllv;
   v.sendCounts = v.recvCounts = {3, 5};
   v.sendDispls = v.recvDispls = {0, 3};
