@@ -23,15 +23,13 @@ int gpuVerdict(const char* name, const std::vector<int>& codes) {
 int runForkedGpuRanks(const char* name, int nranks, double deadlineSeconds,
                       const std::function<int(int rank, const braidUniqueId& id)>& runRank) {
   RankProcesses processes(nranks);
-  if (!processes.start([&](int rank) {
+  if (!processes.startWithUniqueId([&](int rank) {
         braidUniqueId id;
         if (!processes.receiveUniqueId(rank, &id)) return 1;
         return runRank(rank, id);
       })) {
     return 1;
   }
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !processes.sendUniqueId(id)) return 1;
   std::vector<int> codes;
   for (const ChildExit& e : processes.waitAll(deadlineSeconds)) {
     if (e.overdue) std::fprintf(stderr, "%s: a rank was still running at the deadline\n", name);

@@ -84,9 +84,7 @@ int runRank(RankProcesses& p, int rank, int victim) {
 bool runScenario(int victim) {
   const std::set<std::string> segmentsBefore = braidShmSegments();
   RankProcesses p(kRanks);
-  if (!p.start([&](int rank) { return runRank(p, rank, victim); })) return false;
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !p.sendUniqueId(id)) return false;
+  if (!p.startWithUniqueId([&](int rank) { return runRank(p, rank, victim); })) return false;
   std::vector<int> everyone, survivors;
   for (int r = 0; r < kRanks; ++r) {
     everyone.push_back(r);

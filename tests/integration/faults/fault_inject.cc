@@ -252,9 +252,7 @@ bool runScenario(const Scenario& s) {
   const std::set<std::string> segmentsBefore = braidShmSegments();
   const std::streamoff logOffset = logSize();
   RankProcesses p(kRanks);
-  if (!p.start([&](int rank) { return runRank(s, p, rank); })) return false;
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !p.sendUniqueId(id)) return false;
+  if (!p.startWithUniqueId([&](int rank) { return runRank(s, p, rank); })) return false;
   std::vector<int> everyone, survivors;
   for (int r = 0; r < kRanks; ++r) {
     everyone.push_back(r);

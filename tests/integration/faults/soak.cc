@@ -298,9 +298,7 @@ int main(int argc, char** argv) {
   setenv("BRAID_TIMEOUT", "60", 1);
   const std::set<std::string> segmentsBefore = braidShmSegments();
   RankProcesses p(kRanks);
-  if (!p.start([&](int rank) { return runRank(p, rank, seconds); })) return 2;
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !p.sendUniqueId(id)) return 2;
+  if (!p.startWithUniqueId([&](int rank) { return runRank(p, rank, seconds); })) return 2;
   std::vector<ChildExit> exits = p.waitAll(seconds + 300);
   bool passed = true;
   for (int r = 0; r < kRanks; ++r) {

@@ -101,6 +101,12 @@ bool RankProcesses::start(const std::function<int(int rank)>& childMain) {
   return true;
 }
 
+bool RankProcesses::startWithUniqueId(const std::function<int(int rank)>& childMain) {
+  if (!start(childMain)) return false;
+  braidUniqueId id;
+  return braidGetUniqueId(&id) == braidSuccess && sendUniqueId(id);
+}
+
 bool RankProcesses::sendUniqueId(const braidUniqueId& id) {
   bool ok = true;
   for (int r = 0; r < nranks_; ++r) ok = writeAll(idPipes_[2 * r + 1], &id, sizeof id) && ok;

@@ -36,6 +36,10 @@ class RankProcesses {
   /// its return value. Returns false (after killing any started child) on failure.
   bool start(const std::function<int(int rank)>& childMain);
 
+  /// start(childMain), then sends every child a new unique id (braidGetUniqueId): the usual
+  /// beginning of a test, whose children call receiveUniqueId first.
+  bool startWithUniqueId(const std::function<int(int rank)>& childMain);
+
   /// Parent: sends `id` to every child.
   bool sendUniqueId(const braidUniqueId& id);
   /// Child: blocks until the parent's unique id arrives.
