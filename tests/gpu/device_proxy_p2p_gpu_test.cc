@@ -26,6 +26,7 @@
 #include "braid.h"
 #include "cuda_device.h"
 #include "forked_gpu_ranks.h"
+#include "support/alltoallv_layout.h"
 
 using namespace braid::testing;
 
@@ -35,7 +36,6 @@ constexpr int kRanks = 2;
 constexpr double kDeadlineSeconds = 280;
 constexpr int32_t kPoison = -7;
 constexpr size_t kCount = (size_t{1} << 20) + 3;  // several proxy pieces' worth, odd
-constexpr size_t kGap = 3;
 
 int32_t value(int rank, size_t i, int salt) {
   return static_cast<int32_t>(uint32_t(rank) * 1000003u + uint32_t(i) * 7u + uint32_t(salt));
@@ -67,25 +67,11 @@ struct Buffer {
   ~Buffer() { cudaFree(device); }
 };
 
-size_t alltoallvCount(int from, int to, bool symmetric) {
-  return symmetric ? size_t((from + to) % 3) * 5000 + 1 : size_t((from + 2 * to) % 3) * 9700;
-}
+using Layout = AllToAllvLayout;  // support/alltoallv_layout.h
 
-struct Layout {
-  std::vector<size_t> counts, displs;
-  size_t total = 0;
-};
-
+// The unit test's layouts with blocks 100 times larger: several proxy pieces each.
 Layout layoutOf(int self, bool sending, bool symmetric) {
-  Layout l;
-  for (int peer = 0; peer < kRanks; ++peer) {
-    l.counts.push_back(sending ? alltoallvCount(self, peer, symmetric)
-                               : alltoallvCount(peer, self, symmetric));
-    l.total += kGap;
-    l.displs.push_back(l.total);
-    l.total += l.counts.back();
-  }
-  return l;
+  return allToAllvLayout(self, kRanks, sending, symmetric, /*scale=*/100);
 }
 
 // Rank `from`'s blocks for every peer (salt) in `layout`, poison in the gaps.

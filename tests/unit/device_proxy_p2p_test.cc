@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/alltoallv_layout.h"
 #include "support/fake_device_memory.h"
 #include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"
@@ -101,29 +102,10 @@ TEST_P(DeviceProxyP2p, GroupedRingsAndSingleCallsMatchTheReference) {
   });
 }
 
-// All-to-all-v counts: rank `from` sends `alltoallvCount(from, to, symmetric)` elements to
-// `to`; some are zero. Symmetric counts (a -> b as b -> a) allow the in-place form.
-size_t alltoallvCount(int from, int to, bool symmetric) {
-  return symmetric ? size_t((from + to) % 3) * 50 + 1 : size_t((from + 2 * to) % 3) * 97;
-}
-constexpr size_t kGap = 3;  // poisoned elements between blocks: nobody may write them
+using Layout = AllToAllvLayout;  // support/alltoallv_layout.h
 
-struct Layout {
-  std::vector<size_t> counts, displs;
-  size_t total = 0;
-};
-
-// Blocks in rank order with a gap before each.
 Layout layoutOf(int self, int n, bool sending, bool symmetric) {
-  Layout l;
-  for (int peer = 0; peer < n; ++peer) {
-    l.counts.push_back(sending ? alltoallvCount(self, peer, symmetric)
-                               : alltoallvCount(peer, self, symmetric));
-    l.total += kGap;
-    l.displs.push_back(l.total);
-    l.total += l.counts.back();
-  }
-  return l;
+  return allToAllvLayout(self, n, sending, symmetric);
 }
 
 // What `from` puts in its send block for `to`, element k.
