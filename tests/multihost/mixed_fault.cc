@@ -43,13 +43,8 @@ double secondsSince(Clock::time_point start) {
 
 int runRank(RankProcesses& p, int rank, int victim) {
   setenv("BRAID_HOST_ID", rank < kRanks / 2 ? "a" : "b", 1);
-  braidUniqueId id;
-  if (!p.receiveUniqueId(rank, &id)) return 2;
-  braidComm_t comm = nullptr;
-  if (braidCommInitRank(&comm, kRanks, id, rank) != braidSuccess) {
-    std::fprintf(stderr, "rank %d: init failed: %s\n", rank, braidGetLastError(nullptr));
-    return 2;
-  }
+  braidComm_t comm = p.joinCommunicator(rank);
+  if (comm == nullptr) return 2;
   CollectiveCase c;
   c.collective = Collective::kAllReduce;
   c.type = braidFloat32;

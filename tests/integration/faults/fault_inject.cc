@@ -177,13 +177,8 @@ int runRank(const Scenario& s, RankProcesses& p, int rank) {
     // chain of reported waits leads it on to the stalled one.
     setenv("BRAID_TIMEOUT", std::to_string(s.timeoutSeconds - 1).c_str(), 1);
   }
-  braidUniqueId id;
-  if (!p.receiveUniqueId(rank, &id)) return 2;
-  braidComm_t comm = nullptr;
-  if (braidCommInitRank(&comm, kRanks, id, rank) != braidSuccess) {
-    std::fprintf(stderr, "rank %d: init failed: %s\n", rank, braidGetLastError(nullptr));
-    return 2;
-  }
+  braidComm_t comm = p.joinCommunicator(rank);
+  if (comm == nullptr) return 2;
   Failure f = provoke(s, p, comm, rank);
   const std::string message = braidGetLastError(comm);
   std::vector<std::string> problems;

@@ -217,10 +217,8 @@ int runRank(RankProcesses& p, int rank, double seconds) {
   // keeping them in a heap whose fragmentation would look like growth.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024);
   const Census before = takeCensus();
-  braidUniqueId id;
-  braidComm_t world = nullptr;
-  if (!p.receiveUniqueId(rank, &id) || braidCommInitRank(&world, kRanks, id, rank) != braidSuccess)
-    return 2;
+  braidComm_t world = p.joinCommunicator(rank);
+  if (world == nullptr) return 2;
   std::vector<braidComm_t> comms;
   if (!makeFlavors(world, &comms)) return 2;
   std::mt19937_64 rng(kSeed);

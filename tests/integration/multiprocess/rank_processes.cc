@@ -117,6 +117,20 @@ bool RankProcesses::receiveUniqueId(int rank, braidUniqueId* id) {
   return readAll(idPipes_[2 * rank], id, sizeof *id);
 }
 
+braidComm_t RankProcesses::joinCommunicator(int rank) {
+  braidUniqueId id;
+  if (!receiveUniqueId(rank, &id)) {
+    std::fprintf(stderr, "rank %d: no unique id from the parent\n", rank);
+    return nullptr;
+  }
+  braidComm_t comm = nullptr;
+  if (braidCommInitRank(&comm, nranks_, id, rank) != braidSuccess) {
+    std::fprintf(stderr, "rank %d: init failed: %s\n", rank, braidGetLastError(nullptr));
+    return nullptr;
+  }
+  return comm;
+}
+
 void RankProcesses::release(int rank) {
   char byte = 1;
   writeAll(idPipes_[2 * rank + 1], &byte, 1);

@@ -44,6 +44,9 @@ class RankProcesses {
   bool sendUniqueId(const braidUniqueId& id);
   /// Child: blocks until the parent's unique id arrives.
   bool receiveUniqueId(int rank, braidUniqueId* id);
+  /// Child: receives the id, then joins the communicator of every rank as `rank`
+  /// (braidCommInitRank); null, after a line on stderr, when either fails.
+  braidComm_t joinCommunicator(int rank);
 
   /// Parent: lets child `rank` go on past awaitRelease (after, say, killing a peer).
   void release(int rank);
