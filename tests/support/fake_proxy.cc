@@ -1,6 +1,7 @@
 #include "support/fake_proxy.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "api/guard.h"
