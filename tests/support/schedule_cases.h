@@ -31,6 +31,12 @@ void setUnevenBlocks(coll::CollArgs* args, size_t gap);
 double elementAt(braidDataType_t type, const uint8_t* buffer, size_t i);
 void setElement(braidDataType_t type, uint8_t* buffer, size_t i, double value);
 
+/// One (type, op) pair of a test grid.
+struct TypeOp {
+  braidDataType_t type;
+  braidRedOp_t op;
+};
+
 /// values[0] op values[1] op ..., in that order; avg divides the sum once at the end and
 /// truncates toward zero for integer types, as the library does.
 double reduceInOrder(braidRedOp_t op, braidDataType_t type, const std::vector<double>& values);

@@ -210,10 +210,7 @@ bool reduces(CollKind kind) {
          kind == CollKind::kReduceScatter;
 }
 
-struct TypeOp {
-  braidDataType_t type;
-  braidRedOp_t op;
-};
+using testing::TypeOp;
 
 class ScheduleCollectiveTest : public ::testing::TestWithParam<Algorithm> {};
 

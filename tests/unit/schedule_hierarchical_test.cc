@@ -88,10 +88,7 @@ constexpr Variant kVariants[] = {{CollKind::kAllReduce, "hier"},
                                  {CollKind::kAllReduce, "hiertree"},
                                  {CollKind::kBroadcast, "hier"},
                                  {CollKind::kReduce, "hier"}};
-struct TypeOp {
-  braidDataType_t type;
-  braidRedOp_t op;
-};
+using testing::TypeOp;
 constexpr TypeOp kTypeOps[] = {{braidInt32, braidSum}, {braidFloat32, braidAvg},
                                {braidInt32, braidMax}, {braidFloat64, braidProd},
                                {braidInt32, braidAvg}, {braidFloat32, braidMin}};

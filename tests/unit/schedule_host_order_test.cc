@@ -136,10 +136,7 @@ Case baseCase(CollKind kind, const std::string& algorithm, const Layout& hosts, 
   return Case{kind, algorithm, hosts, 64, 1 << 20, false, braidInt32, braidSum, root};
 }
 
-struct TypeOp {
-  braidDataType_t type;
-  braidRedOp_t op;
-};
+using testing::TypeOp;
 constexpr TypeOp kTypeOps[] = {{braidInt32, braidSum},   {braidFloat64, braidProd},
                                {braidInt32, braidMax},   {braidInt32, braidAvg},
                                {braidFloat32, braidMin}, {braidFloat32, braidAvg}};
