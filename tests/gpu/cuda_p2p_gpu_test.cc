@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "braid.h"
-#include "rank_processes.h"
+#include "forked_gpu_ranks.h"
 #include "support/device_rank_case.h"
 
 using braid::coll::CollArgs;
@@ -31,7 +31,7 @@ namespace bt = braid::testing;
 
 namespace {
 
-constexpr int kSkipped = 77;
+using bt::kSkipped;
 constexpr double kDeadlineSeconds = 550;  // below the ctest TIMEOUT: we report, not ctest
 
 struct Options {
@@ -166,20 +166,6 @@ int runRank(int rank, const Options& o, const braidUniqueId& id) {
   return failures == 0 ? 0 : 1;
 }
 
-int verdict(const std::vector<int>& codes) {
-  bool allSkipped = true, allOk = true;
-  for (int c : codes) {
-    allSkipped &= c == kSkipped;
-    allOk &= c == 0;
-  }
-  if (allSkipped) {
-    std::printf("skipped: no CUDA device\n");
-    return kSkipped;
-  }
-  std::printf("%s\n", allOk ? "cuda_p2p: every rank correct" : "cuda_p2p: FAILED");
-  return allOk ? 0 : 1;
-}
-
 int runThreads(const Options& o) {
   braidUniqueId id;
   if (braidGetUniqueId(&id) != braidSuccess) return 1;
@@ -189,27 +175,13 @@ int runThreads(const Options& o) {
     threads.emplace_back([&, r] { codes[size_t(r)] = runRank(r, o, id); });
   }
   for (auto& t : threads) t.join();
-  return verdict(codes);
+  return bt::gpuVerdict("cuda_p2p", codes);
 }
 
 int runProcesses(const Options& o) {
-  bt::RankProcesses processes(o.ranks);
-  // Children are forked before this process touches braid or CUDA (neither survives fork).
-  if (!processes.start([&](int rank) {
-        braidUniqueId id;
-        if (!processes.receiveUniqueId(rank, &id)) return 2;
-        return runRank(rank, o, id);
-      })) {
-    return 1;
-  }
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !processes.sendUniqueId(id)) return 1;
-  std::vector<int> codes;
-  for (const bt::ChildExit& e : processes.waitAll(kDeadlineSeconds)) {
-    if (e.overdue) std::fprintf(stderr, "a rank was still running at the deadline\n");
-    codes.push_back(e.exited ? e.code : 1);
-  }
-  return verdict(codes);
+  return bt::runForkedGpuRanks(
+      "cuda_p2p", o.ranks, kDeadlineSeconds,
+      [&](int rank, const braidUniqueId& id) { return runRank(rank, o, id); });
 }
 
 }  // namespace

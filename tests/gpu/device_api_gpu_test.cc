@@ -8,19 +8,15 @@
 #include <vector>
 
 #include "braid.h"
+#include "cuda_device.h"  // this folder
 #include "support/element_bits.h"
 #include "support/input_pattern.h"
 #include "support/reference.h"
 
 namespace {
 
-bool haveDevice() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
 TEST(DeviceApi, InitAllWithADevlistFailsCleanlyWithoutADevice) {
-  if (haveDevice()) GTEST_SKIP() << "a CUDA device is present";
+  if (braid::testing::haveCudaDevice()) GTEST_SKIP() << "a CUDA device is present";
   braidComm_t comms[2] = {nullptr, nullptr};
   const int devlist[2] = {0, 0};
   EXPECT_NE(braidCommInitAll(comms, 2, devlist), braidSuccess);
@@ -29,7 +25,7 @@ TEST(DeviceApi, InitAllWithADevlistFailsCleanlyWithoutADevice) {
 }
 
 TEST(DeviceApi, AllReduceOnRanksSharingOneGpu) {
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!braid::testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   for (int n : {2, 4}) {
     std::vector<braidComm_t> comms(n);
     const std::vector<int> devlist(n, 0);

@@ -9,16 +9,12 @@
 #include <vector>
 
 #include "braid.h"
+#include "cuda_device.h"  // this folder
 
 namespace {
 
-bool haveDevice() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
 TEST(DeviceBuffers, GoThroughTheProxyAndMixedBuffersAreRefused) {
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!braid::testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   float* device = nullptr;
   ASSERT_EQ(cudaMalloc(&device, 1024 * sizeof(float)), cudaSuccess);
   braidComm_t comm;

@@ -11,6 +11,7 @@
 #include "collectives/algorithm.h"
 #include "collectives/device/launch.h"
 #include "collectives/device/plan_builder.h"
+#include "cuda_device.h"  // this folder
 #include "support/element_bits.h"
 #include "support/input_pattern.h"
 #include "support/reference.h"
@@ -20,11 +21,6 @@ namespace {
 
 using coll::CollArgs;
 using coll::CollKind;
-
-bool haveDevice() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 #define CUDA_OK(x) ASSERT_EQ((x), cudaSuccess) << #x
 
@@ -140,7 +136,7 @@ void checkAllReduce(braidDataType_t type, braidRedOp_t op, int n, size_t count, 
 }
 
 TEST(DeviceExecutorGpu, AllReduceEveryTypeOpAndSize) {
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   for (int n : {2, 3, 4, 8}) {
     for (int t = 0; t < braidNumTypes; ++t) {
       for (int op = 0; op < braidNumOps; ++op) {

@@ -11,6 +11,7 @@
 
 #include "collectives/algorithm.h"
 #include "collectives/device/cuda/single_device_group.h"
+#include "cuda_device.h"  // this folder
 #include "support/element_bits.h"
 #include "support/input_pattern.h"
 #include "support/reference.h"
@@ -20,11 +21,6 @@ namespace {
 
 using coll::CollArgs;
 using coll::CollKind;
-
-bool haveDevice() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 struct RankBuffers {
   void* send = nullptr;
@@ -119,7 +115,7 @@ void check(const CollArgs& a, const testing::InputPattern& pattern,
 }
 
 TEST(DeviceGroupGpu, EveryCollectiveTypeOpAndSize) {
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   for (int n : {2, 4, 8}) {
     DeviceGroupOptions options;
     options.spinLimit = uint64_t(1) << 24;  // a stall fails in seconds, not a minute
@@ -162,7 +158,7 @@ TEST(DeviceGroupGpu, EveryCollectiveTypeOpAndSize) {
 }
 
 TEST(DeviceGroupGpu, RefusesARankOutsideTheGroup) {
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   auto group = SingleDeviceGroup::create(2, 0, DeviceGroupOptions{});
   ASSERT_TRUE(group.isOk()) << group.status().message();
   CollArgs a;

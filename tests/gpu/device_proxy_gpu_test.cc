@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "braid.h"
-#include "rank_processes.h"
+#include "cuda_device.h"
+#include "forked_gpu_ranks.h"
 #include "support/element_bits.h"
 #include "support/input_pattern.h"
 #include "support/reference.h"
@@ -29,7 +30,6 @@ using namespace braid::testing;
 namespace {
 
 constexpr int kRanks = 2;
-constexpr int kSkipped = 77;
 constexpr double kDeadlineSeconds = 280;
 
 enum class Kind { kAllReduce, kReduceScatter, kAllGather, kBroadcast };
@@ -156,11 +156,8 @@ std::string check(const Call& call, int rank) {
   }
 }
 
-int runRank(RankProcesses& processes, int rank) {
-  braidUniqueId id;  // read first: the parent's write must find a reader
-  if (!processes.receiveUniqueId(rank, &id)) return 1;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return kSkipped;
+int runRank(int rank, const braidUniqueId& id) {
+  if (!haveCudaDevice()) return kSkipped;
   cudaSetDevice(0);
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
@@ -221,22 +218,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   setenv("BRAID_TRANSPORT", argv[1], 1);
-  RankProcesses processes(kRanks);
-  // Forked before CUDA or braid start any thread in this process.
-  if (!processes.start([&](int rank) { return runRank(processes, rank); })) return 1;
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !processes.sendUniqueId(id)) return 1;
-  int skipped = 0, failed = 0;
-  for (const ChildExit& e : processes.waitAll(kDeadlineSeconds)) {
-    if (e.exited && e.code == kSkipped) {
-      ++skipped;
-    } else if (!e.exited || e.code != 0) {
-      ++failed;
-    }
-  }
-  if (skipped == kRanks) {
-    std::printf("skipped: no CUDA device\n");
-    return kSkipped;
-  }
-  return failed == 0 && skipped == 0 ? 0 : 1;
+  return runForkedGpuRanks("device_proxy", kRanks, kDeadlineSeconds,
+                           [&](int rank, const braidUniqueId& id) { return runRank(rank, id); });
 }

@@ -24,18 +24,18 @@
 #include <vector>
 
 #include "braid.h"
-#include "rank_processes.h"
+#include "cuda_device.h"
+#include "forked_gpu_ranks.h"
+#include "support/alltoallv_layout.h"
 
 using namespace braid::testing;
 
 namespace {
 
 constexpr int kRanks = 2;
-constexpr int kSkipped = 77;
 constexpr double kDeadlineSeconds = 280;
 constexpr int32_t kPoison = -7;
 constexpr size_t kCount = (size_t{1} << 20) + 3;  // several proxy pieces' worth, odd
-constexpr size_t kGap = 3;
 
 int32_t value(int rank, size_t i, int salt) {
   return static_cast<int32_t>(uint32_t(rank) * 1000003u + uint32_t(i) * 7u + uint32_t(salt));
@@ -67,25 +67,11 @@ struct Buffer {
   ~Buffer() { cudaFree(device); }
 };
 
-size_t alltoallvCount(int from, int to, bool symmetric) {
-  return symmetric ? size_t((from + to) % 3) * 5000 + 1 : size_t((from + 2 * to) % 3) * 9700;
-}
+using Layout = AllToAllvLayout;  // support/alltoallv_layout.h
 
-struct Layout {
-  std::vector<size_t> counts, displs;
-  size_t total = 0;
-};
-
+// The unit test's layouts with blocks 100 times larger: several proxy pieces each.
 Layout layoutOf(int self, bool sending, bool symmetric) {
-  Layout l;
-  for (int peer = 0; peer < kRanks; ++peer) {
-    l.counts.push_back(sending ? alltoallvCount(self, peer, symmetric)
-                               : alltoallvCount(peer, self, symmetric));
-    l.total += kGap;
-    l.displs.push_back(l.total);
-    l.total += l.counts.back();
-  }
-  return l;
+  return allToAllvLayout(self, kRanks, sending, symmetric, /*scale=*/100);
 }
 
 // Rank `from`'s blocks for every peer (salt) in `layout`, poison in the gaps.
@@ -278,11 +264,8 @@ int runCapture(braidComm_t comm, int rank, cudaStream_t a) {
   return failures == 0 ? 0 : 1;
 }
 
-int runRank(RankProcesses& processes, int rank, const std::string& mode) {
-  braidUniqueId id;
-  if (!processes.receiveUniqueId(rank, &id)) return 1;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return kSkipped;
+int runRank(int rank, const braidUniqueId& id, const std::string& mode) {
+  if (!haveCudaDevice()) return kSkipped;
   cudaSetDevice(0);
   cudaStream_t a, b;
   cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
@@ -311,22 +294,7 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argc > 2 ? argv[2] : "";
   setenv("BRAID_TRANSPORT", argv[1], 1);
-  RankProcesses processes(kRanks);
-  // Forked before CUDA or braid start any thread in this process.
-  if (!processes.start([&](int rank) { return runRank(processes, rank, mode); })) return 1;
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !processes.sendUniqueId(id)) return 1;
-  int skipped = 0, failed = 0;
-  for (const ChildExit& e : processes.waitAll(kDeadlineSeconds)) {
-    if (e.exited && e.code == kSkipped) {
-      ++skipped;
-    } else if (!e.exited || e.code != 0) {
-      ++failed;
-    }
-  }
-  if (skipped == kRanks) {
-    std::printf("skipped: no CUDA device\n");
-    return kSkipped;
-  }
-  return failed == 0 && skipped == 0 ? 0 : 1;
+  return runForkedGpuRanks(
+      "device_proxy_p2p", kRanks, kDeadlineSeconds,
+      [&](int rank, const braidUniqueId& id) { return runRank(rank, id, mode); });
 }

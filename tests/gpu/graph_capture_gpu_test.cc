@@ -13,16 +13,12 @@
 #include <vector>
 
 #include "braid.h"
+#include "cuda_device.h"  // this folder
 #include "support/element_bits.h"
 #include "support/input_pattern.h"
 #include "support/reference.h"
 
 namespace {
-
-bool haveDevice() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 // n ranks on GPU 0, each with its own stream and buffers of `count` elements of `type`.
 class Ranks {
@@ -130,7 +126,7 @@ void warmCaptureReplay(Ranks& ranks, braidRedOp_t op, int replays, Call call) {
 }
 
 TEST(GraphCapture, AllReduceReplaysWithNewInputs) {
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!braid::testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   for (int n : {2, 4}) {
     for (size_t count : {size_t(1), size_t(3000), size_t(1) << 20}) {
       Ranks ranks(n, braidFloat32, count);
@@ -146,7 +142,7 @@ TEST(GraphCapture, AllReduceReplaysWithNewInputs) {
 // Several collectives in one graph: the FIFO counters advance across them within a replay
 // and across replays.
 TEST(GraphCapture, SeveralCollectivesInOneGraph) {
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!braid::testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   const size_t count = 4099;
   Ranks ranks(3, braidInt32, count);
   ASSERT_NO_FATAL_FAILURE(ranks.open());

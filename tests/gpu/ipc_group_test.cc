@@ -15,15 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_device.h"  // this folder
 #include "support/device_rank_case.h"
 
 namespace braid::device {
 namespace {
-
-bool haveDevice() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 // An allgather among `n` threads: each round, every rank deposits its bytes and leaves with
 // all of them once the last has arrived.
@@ -77,7 +73,7 @@ Groups createAll(int n, const PeerGroupOptions& options, bool failGather = false
 }
 
 TEST(IpcGroup, EveryRankFailsAlikeWithoutADevice) {
-  if (haveDevice()) GTEST_SKIP() << "a CUDA device is present";
+  if (testing::haveCudaDevice()) GTEST_SKIP() << "a CUDA device is present";
   Groups groups = createAll(3, PeerGroupOptions{});
   for (int r = 0; r < 3; ++r) {
     ASSERT_FALSE(groups[size_t(r)].isOk()) << "rank " << r;
@@ -89,7 +85,7 @@ TEST(IpcGroup, EveryRankFailsAlikeWithoutADevice) {
 }
 
 TEST(IpcGroup, AFailedExchangeIsReported) {
-  if (haveDevice()) GTEST_SKIP() << "needs the no-device path to be quick";
+  if (testing::haveCudaDevice()) GTEST_SKIP() << "needs the no-device path to be quick";
   Groups groups = createAll(2, PeerGroupOptions{}, /*failGather=*/true);
   for (auto& g : groups) {
     ASSERT_FALSE(g.isOk());
@@ -142,7 +138,7 @@ std::vector<std::vector<uint8_t>> allReduce(Groups& groups, const std::vector<si
 }
 
 TEST(IpcGroupGpu, AllReduceThenAMismatchBecomesAStallError) {
-  if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
+  if (!testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   PeerGroupOptions options;
   options.spinLimit = uint64_t(1) << 22;  // a stall ends in well under a second
   Groups groups = createAll(2, options);

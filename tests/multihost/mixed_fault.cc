@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "braid.h"
+#include "integration/faults/fault_verdict.h"
 #include "integration/multiprocess/rank_processes.h"
 #include "integration/multiprocess/shm_leaks.h"
 #include "support/collective_cases.h"
@@ -35,8 +36,6 @@ constexpr int kRanks = 4;
 constexpr int kTimeoutSeconds = 20;  // long, so that passing proves detection, not a timeout
 constexpr int kProgressIteration = 2;
 constexpr int kMaxIterations = 100000;
-constexpr int kNamedVictim = 0;  // exit codes of a survivor that passed
-constexpr int kNamedOtherRank = 10;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -44,13 +43,8 @@ double secondsSince(Clock::time_point start) {
 
 int runRank(RankProcesses& p, int rank, int victim) {
   setenv("BRAID_HOST_ID", rank < kRanks / 2 ? "a" : "b", 1);
-  braidUniqueId id;
-  if (!p.receiveUniqueId(rank, &id)) return 2;
-  braidComm_t comm = nullptr;
-  if (braidCommInitRank(&comm, kRanks, id, rank) != braidSuccess) {
-    std::fprintf(stderr, "rank %d: init failed: %s\n", rank, braidGetLastError(nullptr));
-    return 2;
-  }
+  braidComm_t comm = p.joinCommunicator(rank);
+  if (comm == nullptr) return 2;
   CollectiveCase c;
   c.collective = Collective::kAllReduce;
   c.type = braidFloat32;
@@ -71,10 +65,7 @@ int runRank(RankProcesses& p, int rank, int victim) {
     }
   }
   const std::string message = braidGetLastError(comm);
-  if (outcome.result != braidRemoteError && outcome.result != braidTimeout) {
-    problems.push_back(std::string("expected braidRemoteError or braidTimeout, got ") +
-                       braidGetErrorString(outcome.result));
-  }
+  if (std::string why = unexpectedResult(outcome.result); !why.empty()) problems.push_back(why);
   if (seconds > kTimeoutSeconds + 5) {
     problems.push_back("the failing call took " + std::to_string(seconds) + " s");
   }
@@ -82,24 +73,13 @@ int runRank(RankProcesses& p, int rank, int victim) {
     problems.push_back("the error names no rank");
   }
   if (braidCommAbort(comm) != braidSuccess) problems.push_back("braidCommAbort failed");
-  const bool namesVictim =
-      std::regex_search(message, std::regex("rank " + std::to_string(victim) + "\\b"));
-  std::printf("rank %d: %s after %.3f s: %s\n", rank, braidGetErrorString(outcome.result), seconds,
-              message.c_str());
-  for (const std::string& problem : problems) {
-    std::fprintf(stderr, "rank %d: FAILED: %s\n", rank, problem.c_str());
-  }
-  std::fflush(nullptr);
-  if (!problems.empty()) return 1;
-  return namesVictim ? kNamedVictim : kNamedOtherRank;
+  return reportRank(rank, {outcome.result, seconds, message, problems}, victim);
 }
 
 bool runScenario(int victim) {
   const std::set<std::string> segmentsBefore = braidShmSegments();
   RankProcesses p(kRanks);
-  if (!p.start([&](int rank) { return runRank(p, rank, victim); })) return false;
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !p.sendUniqueId(id)) return false;
+  if (!p.startWithUniqueId([&](int rank) { return runRank(p, rank, victim); })) return false;
   std::vector<int> everyone, survivors;
   for (int r = 0; r < kRanks; ++r) {
     everyone.push_back(r);
@@ -116,25 +96,8 @@ bool runScenario(int victim) {
   ChildExit victimExit = p.waitAll(10, {victim})[victim];
   bool passed = victimExit.signal == SIGKILL;
   if (!passed) std::fprintf(stderr, "FAILED: the victim was not killed\n");
-  bool someoneNamedVictim = false;
-  for (int r : survivors) {
-    const ChildExit& e = exits[r];
-    someoneNamedVictim |= e.exited && e.code == kNamedVictim;
-    if (e.overdue || !e.exited || (e.code != kNamedVictim && e.code != kNamedOtherRank)) {
-      std::fprintf(stderr, "FAILED: rank %d ended with code %d signal %d%s\n", r, e.code, e.signal,
-                   e.overdue ? " (overdue: killed)" : "");
-      passed = false;
-    }
-  }
-  if (!someoneNamedVictim) {
-    std::fprintf(stderr, "FAILED: no survivor's error names rank %d\n", victim);
-    passed = false;
-  }
-  for (const std::string& name : leakedShmSegments(segmentsBefore)) {
-    std::fprintf(stderr, "FAILED: leaked shared memory /dev/shm/%s\n", name.c_str());
-    passed = false;
-  }
-  return passed;
+  passed = survivorsPassed(exits, survivors, victim) && passed;
+  return noShmLeaked(segmentsBefore) && passed;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "support/local_bootstrap.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <thread>
 
 namespace braid::testing {
 namespace {
@@ -74,6 +76,30 @@ Status LocalBootstrapGroup::allGather(int rank, void* data, size_t bytes) {
     cv_.notify_all();
   }
   return Status::ok();
+}
+
+void runOnRankThreads(LocalBootstrapGroup& group, const RankThreadBody& body) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < group.nranks(); ++r) {
+    threads.emplace_back([&group, &body, r] {
+      std::unique_ptr<transport::Bootstrap> bootstrap = group.forRank(r);
+      body(r, *bootstrap);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+std::vector<Status> statusesOnRankThreads(
+    LocalBootstrapGroup& group, const std::function<Status(int rank, transport::Bootstrap&)>& fn) {
+  std::vector<Status> statuses(group.nranks());
+  runOnRankThreads(group, [&](int r, transport::Bootstrap& b) { statuses[r] = fn(r, b); });
+  return statuses;
+}
+
+void expectAllOk(const std::vector<Status>& statuses) {
+  for (size_t r = 0; r < statuses.size(); ++r) {
+    EXPECT_TRUE(statuses[r].isOk()) << "rank " << r << ": " << statuses[r].message();
+  }
 }
 
 }  // namespace braid::testing

@@ -1,10 +1,11 @@
 // An in-process Bootstrap for tests: N ranks on N threads share one
 // LocalBootstrapGroup, so transports can be tested without sockets or a
-// communicator.
+// communicator. runOnRankThreads starts those threads.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,5 +43,19 @@ class LocalBootstrapGroup {
   int departed_ = 0;
   std::vector<uint8_t> buffer_;
 };
+
+/// What one rank of runOnRankThreads runs, with its own Bootstrap of the group.
+using RankThreadBody = std::function<void(int rank, transport::Bootstrap& bootstrap)>;
+
+/// Runs body(rank, bootstrap) for every rank of `group`, each on a thread of its own, and
+/// returns once all have finished.
+void runOnRankThreads(LocalBootstrapGroup& group, const RankThreadBody& body);
+
+/// The same for bodies that return a Status: every rank's, in rank order.
+std::vector<Status> statusesOnRankThreads(
+    LocalBootstrapGroup& group, const std::function<Status(int rank, transport::Bootstrap&)>& fn);
+
+/// Expects every status to be ok, naming the rank of each that is not.
+void expectAllOk(const std::vector<Status>& statuses);
 
 }  // namespace braid::testing

@@ -23,6 +23,7 @@
 #include "api/guard.h"
 #include "comm/device_proxy/proxy_registry.h"
 #include "support/fake_device_memory.h"
+#include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"
 #include "support/proxy_calls.h"
 #include "support/spawn.h"
@@ -32,13 +33,7 @@ namespace {
 
 using api::toComm;
 
-constexpr int kTimeoutSeconds = 60;
-constexpr size_t kSmallPieces = 4096;  // 1024 int32: the captured all-reduce is 3 pieces
 constexpr int kReplays = 5;
-
-SpawnOptions proxyOptions(const std::string& transport) {
-  return SpawnOptions::withTransport(transport, kTimeoutSeconds).set("BRAID_P2P_DISABLE", "1");
-}
 
 // Stream work standing in for a kernel that writes new inputs before a replay.
 void writeOnStream(FakeStream& stream, FakeDeviceBuffer& buffer, int rank, int salt) {
@@ -52,104 +47,84 @@ class DeviceProxyCapture : public ::testing::TestWithParam<std::tuple<std::strin
 
 TEST_P(DeviceProxyCapture, ReplaysMatchTheReferenceEveryTime) {
   const auto [transport, nranks] = GetParam();
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      nranks,
-      [n = nranks](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
-        const int right = (rank + 1) % n, left = (rank + n - 1) % n;
-        const size_t count = 3000;
-        FakeStream stream;
-        FakeDeviceBuffer in(count), out(count, kProxyPoison), doubled(count, kProxyPoison);
-        FakeDeviceBuffer toRight(count), fromLeft(count, kProxyPoison);
-        // An ordinary call before the capture (queued at call time).
-        writeOnStream(stream, in, rank, 100);
-        ASSERT_EQ(braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm,
-                                 stream.handle()),
-                  braidSuccess);
-        ASSERT_TRUE(stream.synchronize().isOk());
-        EXPECT_EQ(proxyMismatches(out.values(), [&](size_t i) { return proxySum(n, i, 100); }), "")
-            << "rank " << rank << " before the capture";
+  spawnWithFakeProxies(nranks, transport, [n = nranks](braidComm_t comm, int rank, FakeStreamOps&) {
+    const int right = (rank + 1) % n, left = (rank + n - 1) % n;
+    const size_t count = 3000;  // 3 pieces of kFakeProxyPieceBytes
+    FakeStream stream;
+    FakeDeviceBuffer in(count), out(count, kProxyPoison), doubled(count, kProxyPoison);
+    FakeDeviceBuffer toRight(count), fromLeft(count, kProxyPoison);
+    // An ordinary call before the capture (queued at call time).
+    writeOnStream(stream, in, rank, 100);
+    ASSERT_EQ(
+        braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm, stream.handle()),
+        braidSuccess);
+    ASSERT_TRUE(stream.synchronize().isOk());
+    EXPECT_EQ(proxyMismatches(out.values(), [&](size_t i) { return proxySum(n, i, 100); }), "")
+        << "rank " << rank << " before the capture";
 
-        stream.beginCapture();
-        EXPECT_EQ(braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm,
-                                 stream.handle()),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        EXPECT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(toRight.data(), count, braidInt32, right, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidRecv(fromLeft.data(), count, braidInt32, left, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
-        std::unique_ptr<FakeGraph> graph = stream.endCapture();
-        ASSERT_NE(graph, nullptr);
-        EXPECT_EQ(pendingDeviceCalls(toComm(comm)), 0u) << "capture must not queue a call";
-        EXPECT_EQ(fromLeft.data()[0], kProxyPoison) << "capture must not move data";
+    stream.beginCapture();
+    EXPECT_EQ(
+        braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm, stream.handle()),
+        braidSuccess)
+        << braidGetLastError(comm);
+    EXPECT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(toRight.data(), count, braidInt32, right, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidRecv(fromLeft.data(), count, braidInt32, left, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
+    std::unique_ptr<FakeGraph> graph = stream.endCapture();
+    ASSERT_NE(graph, nullptr);
+    EXPECT_EQ(pendingDeviceCalls(toComm(comm)), 0u) << "capture must not queue a call";
+    EXPECT_EQ(fromLeft.data()[0], kProxyPoison) << "capture must not move data";
 
-        for (int replay = 0; replay < kReplays; ++replay) {
-          writeOnStream(stream, in, rank, replay);
-          writeOnStream(stream, toRight, rank, 50 + replay);
-          graph->launch();
-          // Ordinary call after the replay, reading its output: handed over in stream order.
-          EXPECT_EQ(braidAllReduce(out.data(), doubled.data(), count, braidInt32, braidSum, comm,
-                                   stream.handle()),
-                    braidSuccess)
-              << braidGetLastError(comm);
-          EXPECT_TRUE(stream.synchronize().isOk()) << "rank " << rank;
-          EXPECT_EQ(proxyMismatches(out.values(), [&](size_t i) { return proxySum(n, i, replay); }),
-                    "")
-              << "rank " << rank << " replay " << replay << " all-reduce";
-          EXPECT_EQ(proxyMismatches(fromLeft.values(),
-                                    [&](size_t i) { return proxyInput(left, i, 50 + replay); }),
-                    "")
-              << "rank " << rank << " replay " << replay << " from the left";
-          EXPECT_EQ(proxyMismatches(doubled.values(),
-                                    [&](size_t i) {
-                                      return static_cast<int32_t>(uint32_t(n) *
-                                                                  uint32_t(proxySum(n, i, replay)));
-                                    }),
-                    "")
-              << "rank " << rank << " replay " << replay << " the call after it";
-        }
-        // Posted mode, a group on two streams: the hand-over waits for both parts' copies.
-        FakeStream other;
-        FakeDeviceBuffer sent(count), received(count, kProxyPoison);
-        writeOnStream(other, sent, rank, 77);
-        EXPECT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(sent.data(), count, braidInt32, right, comm, other.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidRecv(received.data(), count, braidInt32, left, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
-        EXPECT_TRUE(stream.synchronize().isOk());
-        EXPECT_TRUE(other.synchronize().isOk());
-        EXPECT_EQ(
-            proxyMismatches(received.values(), [&](size_t i) { return proxyInput(left, i, 77); }),
-            "")
-            << "rank " << rank << " two-stream group after the capture";
-        graph.reset();  // its items retire; the next call or the shutdown frees them
-        std::vector<int32_t> host = proxyInputs(rank, 100, 7);
-        EXPECT_EQ(braidAllReduce(host.data(), host.data(), host.size(), braidInt32, braidSum, comm,
-                                 nullptr),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        EXPECT_EQ(proxyMismatches(host, [&](size_t i) { return proxySum(n, i, 7); }), "");
-        stopDeviceProxy(toComm(comm));
-        EXPECT_EQ(ops->liveAllocations(), 0) << "rank " << rank << ": staging memory leaked";
-        EXPECT_EQ(ops->liveEvents(), 0) << "rank " << rank << ": events leaked";
-      },
-      proxyOptions(transport));
+    for (int replay = 0; replay < kReplays; ++replay) {
+      writeOnStream(stream, in, rank, replay);
+      writeOnStream(stream, toRight, rank, 50 + replay);
+      graph->launch();
+      // Ordinary call after the replay, reading its output: handed over in stream order.
+      EXPECT_EQ(braidAllReduce(out.data(), doubled.data(), count, braidInt32, braidSum, comm,
+                               stream.handle()),
+                braidSuccess)
+          << braidGetLastError(comm);
+      EXPECT_TRUE(stream.synchronize().isOk()) << "rank " << rank;
+      EXPECT_EQ(proxyMismatches(out.values(), [&](size_t i) { return proxySum(n, i, replay); }), "")
+          << "rank " << rank << " replay " << replay << " all-reduce";
+      EXPECT_EQ(proxyMismatches(fromLeft.values(),
+                                [&](size_t i) { return proxyInput(left, i, 50 + replay); }),
+                "")
+          << "rank " << rank << " replay " << replay << " from the left";
+      EXPECT_EQ(proxyMismatches(doubled.values(),
+                                [&](size_t i) {
+                                  return static_cast<int32_t>(uint32_t(n) *
+                                                              uint32_t(proxySum(n, i, replay)));
+                                }),
+                "")
+          << "rank " << rank << " replay " << replay << " the call after it";
+    }
+    // Posted mode, a group on two streams: the hand-over waits for both parts' copies.
+    FakeStream other;
+    FakeDeviceBuffer sent(count), received(count, kProxyPoison);
+    writeOnStream(other, sent, rank, 77);
+    EXPECT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(sent.data(), count, braidInt32, right, comm, other.handle()), braidSuccess);
+    EXPECT_EQ(braidRecv(received.data(), count, braidInt32, left, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(nullptr);
+    EXPECT_TRUE(stream.synchronize().isOk());
+    EXPECT_TRUE(other.synchronize().isOk());
+    EXPECT_EQ(proxyMismatches(received.values(), [&](size_t i) { return proxyInput(left, i, 77); }),
+              "")
+        << "rank " << rank << " two-stream group after the capture";
+    graph.reset();  // its items retire; the next call or the shutdown frees them
+    expectHostAllReduceWorks(comm, rank, n);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyCapture,
                          ::testing::Combine(::testing::Values("shm", "socket"),
                                             ::testing::Values(2, 3)),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" +
-                                  std::to_string(std::get<1>(info.param)) + "ranks";
-                         });
+                         transportAndRanks);
 
 TEST(DeviceProxyCaptureFaults, AStreamThatFailsBeforeHandingOverFailsEveryRank) {
   FakeDeviceMemoryScope fakeDevice;
@@ -159,7 +134,7 @@ TEST(DeviceProxyCaptureFaults, AStreamThatFailsBeforeHandingOverFailsEveryRank) 
         auto ops = std::make_shared<FakeStreamOps>();
         // Copy 1 is captured; copy 2 belongs to the ordinary call after the capture.
         if (rank == 1) ops->failCopyToHost(2);
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         FakeStream stream;
         FakeDeviceBuffer a(100, 1), b(100, 2);
         stream.beginCapture();
@@ -176,19 +151,19 @@ TEST(DeviceProxyCaptureFaults, AStreamThatFailsBeforeHandingOverFailsEveryRank) 
         stopDeviceProxy(toComm(comm));
         EXPECT_EQ(ops->liveAllocations(), 0) << "rank " << rank;
       },
-      proxyOptions("shm"));
+      fakeProxyOptions("shm"));
 }
 
 TEST(DeviceProxyCaptureFaults, AReplayAfterAbortIsReleased) {
   FakeDeviceMemoryScope fakeDevice;
-  std::vector<braidComm_t> comms = initRanks(2, proxyOptions("socket"));
+  std::vector<braidComm_t> comms = initRanks(2, fakeProxyOptions("socket"));
   ASSERT_EQ(comms.size(), 2u);
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < 2; ++rank) {
     ranks.emplace_back([&, rank] {
       braidComm_t comm = comms[rank];
       auto ops = std::make_shared<FakeStreamOps>();
-      ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+      ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
       FakeStream stream;
       FakeDeviceBuffer a(100);
       writeOnStream(stream, a, rank, 3);
@@ -212,10 +187,10 @@ TEST(DeviceProxyCaptureFaults, AReplayAfterAbortIsReleased) {
 
 TEST(DeviceProxyCaptureFaults, AbortDoesNotWaitForAHeldStream) {
   FakeDeviceMemoryScope fakeDevice;
-  std::vector<braidComm_t> comms = initRanks(2, proxyOptions("shm"));
+  std::vector<braidComm_t> comms = initRanks(2, fakeProxyOptions("shm"));
   ASSERT_EQ(comms.size(), 2u);
   auto ops = std::make_shared<FakeStreamOps>();
-  ASSERT_TRUE(attachDeviceProxy(toComm(comms[0]), ops, kSmallPieces).isOk());
+  ASSERT_TRUE(attachFakeProxy(comms[0], ops).isOk());
   FakeStream stream;
   FakeDeviceBuffer a(100, 1);
   stream.beginCapture();  // posted mode from here; the graph is never launched

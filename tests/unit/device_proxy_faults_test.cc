@@ -13,6 +13,7 @@
 
 #include "api/guard.h"
 #include "comm/device_proxy/proxy_registry.h"
+#include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"
 #include "support/proxy_calls.h"
 #include "support/spawn.h"
@@ -24,7 +25,6 @@ using api::toComm;
 using coll::CollKind;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kSmallPieces = 4096;  // 1024-element pieces: the error paths see pieces
 // A failure must reach every rank through the transport's abort, long before BRAID_TIMEOUT.
 constexpr int kTimeoutSeconds = 60;
 constexpr double kFailsWithinSeconds = 30;
@@ -38,7 +38,7 @@ TEST(DeviceProxyFaults, AStreamFailureFailsEveryRank) {
         auto ops = std::make_shared<FakeStreamOps>();
         // The second call's first copy to the host (the first call is 3 pieces).
         if (rank == 1) ops->failCopyToHost(4);
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         FakeStream stream;
         std::vector<std::vector<int32_t>> in, out;
         for (int c = 0; c < 4; ++c) {
@@ -74,7 +74,7 @@ TEST(DeviceProxyFaults, AFailedHostCollectiveFailsEveryRank) {
       2,
       [](braidComm_t comm, int rank) {
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         FakeStream stream;
         const size_t count = 2000 + rank;
         std::vector<int32_t> a = proxyInputs(rank, count, 1), b = proxyInputs(rank, 2000, 2);
@@ -98,7 +98,7 @@ TEST(DeviceProxyLifetime, DestroyRunsTheQueuedCalls) {
   for (int rank = 0; rank < 2; ++rank) {
     ranks.emplace_back([&, rank] {
       auto ops = std::make_shared<FakeStreamOps>();
-      ASSERT_TRUE(attachDeviceProxy(toComm(comms[rank]), ops, kSmallPieces).isOk());
+      ASSERT_TRUE(attachFakeProxy(comms[rank], ops).isOk());
       FakeStream stream;
       const size_t count = 10000;
       std::vector<std::vector<int32_t>> bufs;
@@ -134,7 +134,7 @@ TEST(DeviceProxyLifetime, AbortReleasesTheStream) {
   ASSERT_EQ(comms.size(), 2u);
   const auto start = Clock::now();
   auto ops = std::make_shared<FakeStreamOps>();
-  ASSERT_TRUE(attachDeviceProxy(toComm(comms[0]), ops, kSmallPieces).isOk());
+  ASSERT_TRUE(attachFakeProxy(comms[0], ops).isOk());
   FakeStream stream;
   std::vector<int32_t> a = proxyInputs(0, 1000, 1), b = proxyInputs(0, 1000, 2);
   // Rank 1 never joins: the first call waits in the host collective, the second behind it.

@@ -22,6 +22,7 @@
 #include "api/guard.h"
 #include "comm/device_proxy/proxy_registry.h"
 #include "support/fake_device_memory.h"
+#include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"
 #include "support/proxy_calls.h"
 #include "support/spawn.h"
@@ -34,7 +35,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kCount = size_t{1} << 18;  // 1 MiB of int32: more than any eager buffer
 constexpr double kFailsWithinSeconds = 30;
-constexpr size_t kSmallPieces = 4096;  // BRAID_TIMEOUT is 60: detection, not the deadline
 
 bool readAll(int fd, void* data, size_t bytes) {
   auto* p = static_cast<uint8_t*>(data);
@@ -56,7 +56,7 @@ bool readAll(int fd, void* data, size_t bytes) {
     _exit(2);
   }
   auto ops = std::make_shared<FakeStreamOps>();
-  if (!attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk()) _exit(3);
+  if (!attachFakeProxy(comm, ops).isOk()) _exit(3);
   static FakeStream stream;  // never destroyed: the process ends by SIGKILL
   static FakeDeviceBuffer in(kCount, kProxyPoison);
   if (braidRecv(in.data(), kCount, braidInt32, 0, comm, stream.handle()) != braidSuccess) _exit(4);
@@ -68,8 +68,7 @@ bool readAll(int fd, void* data, size_t bytes) {
 class DeviceProxyKill : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeviceProxyKill, APeerKilledMidCallFailsTheSurvivorAndReleasesItsStream) {
-  ScopedEnv env(
-      {{"BRAID_TRANSPORT", GetParam()}, {"BRAID_TIMEOUT", "60"}, {"BRAID_P2P_DISABLE", "1"}});
+  ScopedEnv env(fakeProxyOptions(GetParam()).env);  // BRAID_TIMEOUT 60: detection must win
   FakeDeviceMemoryScope fakeDevice;
   int idPipe[2], readyPipe[2];
   ASSERT_EQ(pipe(idPipe), 0);
@@ -92,7 +91,7 @@ TEST_P(DeviceProxyKill, APeerKilledMidCallFailsTheSurvivorAndReleasesItsStream) 
   braidComm_t comm = nullptr;
   ASSERT_EQ(braidCommInitRank(&comm, 2, id, 0), braidSuccess) << braidGetLastError(nullptr);
   auto ops = std::make_shared<FakeStreamOps>();
-  ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+  ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
   FakeStream stream;
   FakeDeviceBuffer out(kCount, 1), in(kCount, kProxyPoison);
   ASSERT_EQ(braidGroupStart(), braidSuccess);

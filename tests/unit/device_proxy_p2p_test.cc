@@ -15,9 +15,9 @@
 #include <tuple>
 #include <vector>
 
-#include "api/guard.h"
-#include "comm/device_proxy/proxy_registry.h"
+#include "support/alltoallv_layout.h"
 #include "support/fake_device_memory.h"
+#include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"
 #include "support/proxy_calls.h"
 #include "support/spawn.h"
@@ -25,139 +25,87 @@
 namespace braid::testing {
 namespace {
 
-using api::toComm;
-
-constexpr int kTimeoutSeconds = 60;
-constexpr size_t kSmallPieces = 4096;
-
-// BRAID_P2P_DISABLE=1: what sends a real communicator of one host to the proxy.
-SpawnOptions proxyOptions(const std::string& transport) {
-  return SpawnOptions::withTransport(transport, kTimeoutSeconds).set("BRAID_P2P_DISABLE", "1");
-}
-
 void fill(FakeDeviceBuffer& buffer, int rank, int salt) {
   for (size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = proxyInput(rank, i, salt);
-}
-
-// Every rank's proxy runs on its own fake; nothing may leak once it is stopped.
-void stopAndCheckLeaks(braidComm_t comm, int rank, const FakeStreamOps& ops) {
-  stopDeviceProxy(toComm(comm));
-  EXPECT_EQ(ops.liveAllocations(), 0) << "rank " << rank << ": staging memory leaked";
-  EXPECT_EQ(ops.liveEvents(), 0) << "rank " << rank << ": events leaked";
 }
 
 class DeviceProxyP2p : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(DeviceProxyP2p, GroupedRingsAndSingleCallsMatchTheReference) {
   const auto [transport, nranks] = GetParam();
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      nranks,
-      [n = nranks](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
-        const int right = (rank + 1) % n, left = (rank + n - 1) % n;
-        const size_t count = 3001;  // three pipeline pieces' worth, and odd
-        FakeStream first, second;
-        FakeDeviceBuffer toRight(count), toLeft(count), sumIn(count), single(count);
-        FakeDeviceBuffer fromLeft(count, kProxyPoison), fromRight(count, kProxyPoison);
-        FakeDeviceBuffer sumOut(count, kProxyPoison), relayed(count, kProxyPoison);
-        FakeDeviceBuffer emptyOut(0), emptyIn(0);
-        fill(toRight, rank, 1);
-        fill(toLeft, rank, 2);
-        fill(sumIn, rank, 3);
-        fill(single, rank, 4);
-        first.closeGate();
-        second.closeGate();
-        void* sa = first.handle();
-        void* sb = second.handle();
-        // One group, two streams: both ring directions, a collective, zero-count messages.
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(toRight.data(), count, braidInt32, right, comm, sa), braidSuccess);
-        EXPECT_EQ(braidRecv(fromLeft.data(), count, braidInt32, left, comm, sa), braidSuccess);
-        EXPECT_EQ(braidSend(toLeft.data(), count, braidInt32, left, comm, sb), braidSuccess);
-        EXPECT_EQ(braidRecv(fromRight.data(), count, braidInt32, right, comm, sb), braidSuccess);
-        EXPECT_EQ(
-            braidAllReduce(sumIn.data(), sumOut.data(), count, braidInt32, braidSum, comm, sa),
-            braidSuccess);
-        EXPECT_EQ(braidSend(emptyOut.data(), 0, braidInt32, right, comm, sb), braidSuccess);
-        EXPECT_EQ(braidRecv(emptyIn.data(), 0, braidInt32, left, comm, sb), braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
-        // A second group sends on what the first received: stream order must hold it back.
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(fromLeft.data(), count, braidInt32, right, comm, sa), braidSuccess);
-        EXPECT_EQ(braidRecv(relayed.data(), count, braidInt32, left, comm, sa), braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
-        // Outside a group: rank 0's single send meets rank 1's single receive.
-        FakeDeviceBuffer singleIn(count, kProxyPoison);
-        if (rank == 0) {
-          EXPECT_EQ(braidSend(single.data(), count, braidInt32, 1, comm, sb), braidSuccess);
-        } else if (rank == 1) {
-          EXPECT_EQ(braidRecv(singleIn.data(), count, braidInt32, 0, comm, sb), braidSuccess);
-        }
-        // The streams are held: every call returned before any data moved.
-        EXPECT_EQ(fromLeft.data()[0], kProxyPoison) << "rank " << rank;
-        EXPECT_EQ(relayed.data()[0], kProxyPoison) << "rank " << rank;
-        first.open();
-        second.open();
-        EXPECT_TRUE(first.synchronize().isOk()) << "rank " << rank;
-        EXPECT_TRUE(second.synchronize().isOk()) << "rank " << rank;
+  spawnWithFakeProxies(nranks, transport, [n = nranks](braidComm_t comm, int rank, FakeStreamOps&) {
+    const int right = (rank + 1) % n, left = (rank + n - 1) % n;
+    const size_t count = 3001;  // three pipeline pieces' worth, and odd
+    FakeStream first, second;
+    FakeDeviceBuffer toRight(count), toLeft(count), sumIn(count), single(count);
+    FakeDeviceBuffer fromLeft(count, kProxyPoison), fromRight(count, kProxyPoison);
+    FakeDeviceBuffer sumOut(count, kProxyPoison), relayed(count, kProxyPoison);
+    FakeDeviceBuffer emptyOut(0), emptyIn(0);
+    fill(toRight, rank, 1);
+    fill(toLeft, rank, 2);
+    fill(sumIn, rank, 3);
+    fill(single, rank, 4);
+    first.closeGate();
+    second.closeGate();
+    void* sa = first.handle();
+    void* sb = second.handle();
+    // One group, two streams: both ring directions, a collective, zero-count messages.
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(toRight.data(), count, braidInt32, right, comm, sa), braidSuccess);
+    EXPECT_EQ(braidRecv(fromLeft.data(), count, braidInt32, left, comm, sa), braidSuccess);
+    EXPECT_EQ(braidSend(toLeft.data(), count, braidInt32, left, comm, sb), braidSuccess);
+    EXPECT_EQ(braidRecv(fromRight.data(), count, braidInt32, right, comm, sb), braidSuccess);
+    EXPECT_EQ(braidAllReduce(sumIn.data(), sumOut.data(), count, braidInt32, braidSum, comm, sa),
+              braidSuccess);
+    EXPECT_EQ(braidSend(emptyOut.data(), 0, braidInt32, right, comm, sb), braidSuccess);
+    EXPECT_EQ(braidRecv(emptyIn.data(), 0, braidInt32, left, comm, sb), braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+    // A second group sends on what the first received: stream order must hold it back.
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(fromLeft.data(), count, braidInt32, right, comm, sa), braidSuccess);
+    EXPECT_EQ(braidRecv(relayed.data(), count, braidInt32, left, comm, sa), braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+    // Outside a group: rank 0's single send meets rank 1's single receive.
+    FakeDeviceBuffer singleIn(count, kProxyPoison);
+    if (rank == 0) {
+      EXPECT_EQ(braidSend(single.data(), count, braidInt32, 1, comm, sb), braidSuccess);
+    } else if (rank == 1) {
+      EXPECT_EQ(braidRecv(singleIn.data(), count, braidInt32, 0, comm, sb), braidSuccess);
+    }
+    // The streams are held: every call returned before any data moved.
+    EXPECT_EQ(fromLeft.data()[0], kProxyPoison) << "rank " << rank;
+    EXPECT_EQ(relayed.data()[0], kProxyPoison) << "rank " << rank;
+    first.open();
+    second.open();
+    EXPECT_TRUE(first.synchronize().isOk()) << "rank " << rank;
+    EXPECT_TRUE(second.synchronize().isOk()) << "rank " << rank;
 
-        const int leftOfLeft = (rank + n - 2) % n;
-        EXPECT_EQ(
-            proxyMismatches(fromLeft.values(), [&](size_t i) { return proxyInput(left, i, 1); }),
-            "")
-            << "rank " << rank << " from the left";
-        EXPECT_EQ(
-            proxyMismatches(fromRight.values(), [&](size_t i) { return proxyInput(right, i, 2); }),
-            "")
-            << "rank " << rank << " from the right";
-        EXPECT_EQ(proxyMismatches(sumOut.values(), [&](size_t i) { return proxySum(n, i, 3); }), "")
-            << "rank " << rank << " allreduce in the group";
-        EXPECT_EQ(proxyMismatches(relayed.values(),
-                                  [&](size_t i) { return proxyInput(leftOfLeft, i, 1); }),
-                  "")
-            << "rank " << rank << " relayed";
-        if (rank == 1) {
-          EXPECT_EQ(
-              proxyMismatches(singleIn.values(), [&](size_t i) { return proxyInput(0, i, 4); }), "")
-              << "rank 1 single receive";
-        }
-        // A host call afterwards runs after the proxy's calls, on a healthy communicator.
-        std::vector<int32_t> host = proxyInputs(rank, 100, 7);
-        EXPECT_EQ(braidAllReduce(host.data(), host.data(), host.size(), braidInt32, braidSum, comm,
-                                 nullptr),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        EXPECT_EQ(proxyMismatches(host, [&](size_t i) { return proxySum(n, i, 7); }), "");
-        stopAndCheckLeaks(comm, rank, *ops);
-      },
-      proxyOptions(transport));
+    const int leftOfLeft = (rank + n - 2) % n;
+    EXPECT_EQ(proxyMismatches(fromLeft.values(), [&](size_t i) { return proxyInput(left, i, 1); }),
+              "")
+        << "rank " << rank << " from the left";
+    EXPECT_EQ(
+        proxyMismatches(fromRight.values(), [&](size_t i) { return proxyInput(right, i, 2); }), "")
+        << "rank " << rank << " from the right";
+    EXPECT_EQ(proxyMismatches(sumOut.values(), [&](size_t i) { return proxySum(n, i, 3); }), "")
+        << "rank " << rank << " allreduce in the group";
+    EXPECT_EQ(
+        proxyMismatches(relayed.values(), [&](size_t i) { return proxyInput(leftOfLeft, i, 1); }),
+        "")
+        << "rank " << rank << " relayed";
+    if (rank == 1) {
+      EXPECT_EQ(proxyMismatches(singleIn.values(), [&](size_t i) { return proxyInput(0, i, 4); }),
+                "")
+          << "rank 1 single receive";
+    }
+    expectHostAllReduceWorks(comm, rank, n);
+  });
 }
 
-// All-to-all-v counts: rank `from` sends `alltoallvCount(from, to, symmetric)` elements to
-// `to`; some are zero. Symmetric counts (a -> b as b -> a) allow the in-place form.
-size_t alltoallvCount(int from, int to, bool symmetric) {
-  return symmetric ? size_t((from + to) % 3) * 50 + 1 : size_t((from + 2 * to) % 3) * 97;
-}
-constexpr size_t kGap = 3;  // poisoned elements between blocks: nobody may write them
+using Layout = AllToAllvLayout;  // support/alltoallv_layout.h
 
-struct Layout {
-  std::vector<size_t> counts, displs;
-  size_t total = 0;
-};
-
-// Blocks in rank order with a gap before each.
 Layout layoutOf(int self, int n, bool sending, bool symmetric) {
-  Layout l;
-  for (int peer = 0; peer < n; ++peer) {
-    l.counts.push_back(sending ? alltoallvCount(self, peer, symmetric)
-                               : alltoallvCount(peer, self, symmetric));
-    l.total += kGap;
-    l.displs.push_back(l.total);
-    l.total += l.counts.back();
-  }
-  return l;
+  return allToAllvLayout(self, n, sending, symmetric);
 }
 
 // What `from` puts in its send block for `to`, element k.
@@ -179,96 +127,78 @@ std::string alltoallvMismatch(const std::vector<int32_t>& got, const Layout& rec
 
 TEST_P(DeviceProxyP2p, AllToAllvMatchesTheReference) {
   const auto [transport, nranks] = GetParam();
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      nranks,
-      [n = nranks](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
-        FakeStream stream;
-        const Layout send = layoutOf(rank, n, true, false), recv = layoutOf(rank, n, false, false);
-        FakeDeviceBuffer in(send.total, kProxyPoison), out(recv.total, kProxyPoison);
-        for (int to = 0; to < n; ++to) {
-          for (size_t k = 0; k < send.counts[to]; ++k) {
-            in.data()[send.displs[to] + k] = alltoallvValue(rank, to, k, 1);
-          }
-        }
-        // In place: one buffer, blocks both sent and overwritten.
-        const Layout both = layoutOf(rank, n, true, true);
-        FakeDeviceBuffer inPlace(both.total, kProxyPoison);
-        for (int to = 0; to < n; ++to) {
-          for (size_t k = 0; k < both.counts[to]; ++k) {
-            inPlace.data()[both.displs[to] + k] = alltoallvValue(rank, to, k, 2);
-          }
-        }
-        stream.closeGate();
-        EXPECT_EQ(braidAllToAllv(in.data(), send.counts.data(), send.displs.data(), out.data(),
-                                 recv.counts.data(), recv.displs.data(), braidInt32, comm,
-                                 stream.handle()),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        EXPECT_EQ(braidAllToAllv(inPlace.data(), both.counts.data(), both.displs.data(),
-                                 inPlace.data(), both.counts.data(), both.displs.data(), braidInt32,
-                                 comm, stream.handle()),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        stream.open();
-        EXPECT_TRUE(stream.synchronize().isOk()) << "rank " << rank;
-        EXPECT_EQ(alltoallvMismatch(out.values(), recv, rank, 1), "")
-            << "rank " << rank << " out of place";
-        EXPECT_EQ(alltoallvMismatch(inPlace.values(), both, rank, 2), "")
-            << "rank " << rank << " in place";
-        stopAndCheckLeaks(comm, rank, *ops);
-      },
-      proxyOptions(transport));
+  spawnWithFakeProxies(nranks, transport, [n = nranks](braidComm_t comm, int rank, FakeStreamOps&) {
+    FakeStream stream;
+    const Layout send = layoutOf(rank, n, true, false), recv = layoutOf(rank, n, false, false);
+    FakeDeviceBuffer in(send.total, kProxyPoison), out(recv.total, kProxyPoison);
+    for (int to = 0; to < n; ++to) {
+      for (size_t k = 0; k < send.counts[to]; ++k) {
+        in.data()[send.displs[to] + k] = alltoallvValue(rank, to, k, 1);
+      }
+    }
+    // In place: one buffer, blocks both sent and overwritten.
+    const Layout both = layoutOf(rank, n, true, true);
+    FakeDeviceBuffer inPlace(both.total, kProxyPoison);
+    for (int to = 0; to < n; ++to) {
+      for (size_t k = 0; k < both.counts[to]; ++k) {
+        inPlace.data()[both.displs[to] + k] = alltoallvValue(rank, to, k, 2);
+      }
+    }
+    stream.closeGate();
+    EXPECT_EQ(
+        braidAllToAllv(in.data(), send.counts.data(), send.displs.data(), out.data(),
+                       recv.counts.data(), recv.displs.data(), braidInt32, comm, stream.handle()),
+        braidSuccess)
+        << braidGetLastError(comm);
+    EXPECT_EQ(
+        braidAllToAllv(inPlace.data(), both.counts.data(), both.displs.data(), inPlace.data(),
+                       both.counts.data(), both.displs.data(), braidInt32, comm, stream.handle()),
+        braidSuccess)
+        << braidGetLastError(comm);
+    stream.open();
+    EXPECT_TRUE(stream.synchronize().isOk()) << "rank " << rank;
+    EXPECT_EQ(alltoallvMismatch(out.values(), recv, rank, 1), "")
+        << "rank " << rank << " out of place";
+    EXPECT_EQ(alltoallvMismatch(inPlace.values(), both, rank, 2), "")
+        << "rank " << rank << " in place";
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyP2p,
                          ::testing::Combine(::testing::Values("shm", "socket"),
                                             ::testing::Values(2, 3, 4)),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" +
-                                  std::to_string(std::get<1>(info.param)) + "ranks";
-                         });
+                         transportAndRanks);
 
 TEST(DeviceProxyP2pErrors, BadCallsAreRefusedAndLeaveTheCommunicatorUsable) {
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      2,
-      [](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
-        FakeStream stream;
-        FakeDeviceBuffer device(64, 1);
-        std::vector<int32_t> host(64, 1);
-        EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 2, comm, stream.handle()),
-                  braidInvalidArgument);
-        EXPECT_NE(std::string(braidGetLastError(comm)).find("peer"), std::string::npos)
-            << braidGetLastError(comm);
-        // Host and device buffers in one group on one communicator: refused on every rank.
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidRecv(host.data(), 64, braidInt32, 1 - rank, comm, nullptr), braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidInvalidUsage);
-        EXPECT_NE(std::string(braidGetLastError(nullptr)).find("host buffers"), std::string::npos)
-            << braidGetLastError(nullptr);
-        // Still usable: a device exchange works afterwards.
-        FakeDeviceBuffer got(64, kProxyPoison);
-        fill(device, rank, 5);
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidRecv(got.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
-                  braidSuccess);
-        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
-        EXPECT_TRUE(stream.synchronize().isOk());
-        EXPECT_EQ(
-            proxyMismatches(got.values(), [&](size_t i) { return proxyInput(1 - rank, i, 5); }), "")
-            << "rank " << rank;
-        stopAndCheckLeaks(comm, rank, *ops);
-      },
-      proxyOptions("shm"));
+  spawnWithFakeProxies(2, "shm", [](braidComm_t comm, int rank, FakeStreamOps&) {
+    FakeStream stream;
+    FakeDeviceBuffer device(64, 1);
+    std::vector<int32_t> host(64, 1);
+    EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 2, comm, stream.handle()),
+              braidInvalidArgument);
+    EXPECT_NE(std::string(braidGetLastError(comm)).find("peer"), std::string::npos)
+        << braidGetLastError(comm);
+    // Host and device buffers in one group on one communicator: refused on every rank.
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidRecv(host.data(), 64, braidInt32, 1 - rank, comm, nullptr), braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidInvalidUsage);
+    EXPECT_NE(std::string(braidGetLastError(nullptr)).find("host buffers"), std::string::npos)
+        << braidGetLastError(nullptr);
+    // Still usable: a device exchange works afterwards.
+    FakeDeviceBuffer got(64, kProxyPoison);
+    fill(device, rank, 5);
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(device.data(), 64, braidInt32, 1 - rank, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidRecv(got.data(), 64, braidInt32, 1 - rank, comm, stream.handle()), braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+    EXPECT_TRUE(stream.synchronize().isOk());
+    EXPECT_EQ(proxyMismatches(got.values(), [&](size_t i) { return proxyInput(1 - rank, i, 5); }),
+              "")
+        << "rank " << rank;
+  });
 }
 
 // Rank 1 expects fewer elements than rank 0 sends: the receive fails, and every rank's
@@ -276,34 +206,25 @@ TEST(DeviceProxyP2pErrors, BadCallsAreRefusedAndLeaveTheCommunicatorUsable) {
 class DeviceProxyP2pMismatch : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeviceProxyP2pMismatch, SizesThatDoNotMatchFailEveryRank) {
-  FakeDeviceMemoryScope fakeDevice;
-  spawn(
-      3,
-      [](braidComm_t comm, int rank) {
-        auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
-        FakeStream stream;
-        FakeDeviceBuffer buffer(2000, 1), after(100, 1);
-        ASSERT_EQ(braidGroupStart(), braidSuccess);
-        if (rank == 0) {
-          EXPECT_EQ(braidSend(buffer.data(), 2000, braidInt32, 1, comm, stream.handle()),
-                    braidSuccess);
-        } else if (rank == 1) {
-          EXPECT_EQ(braidRecv(buffer.data(), 500, braidInt32, 0, comm, stream.handle()),
-                    braidSuccess);
-        }
-        EXPECT_EQ(braidGroupEnd(), braidSuccess);
-        // Queued behind the failure on every rank (rank 2 included): released, not run.
-        (void)braidAllReduce(after.data(), after.data(), 100, braidInt32, braidSum, comm,
-                             stream.handle());
-        expectFailedEverywhere(comm, rank, stream, /*expectStreamError=*/false);
-        if (rank == 1) {
-          EXPECT_NE(std::string(braidGetLastError(comm)).find("rank 0"), std::string::npos)
-              << "rank 1's error does not name the sender: " << braidGetLastError(comm);
-        }
-        stopAndCheckLeaks(comm, rank, *ops);
-      },
-      proxyOptions(GetParam()));
+  spawnWithFakeProxies(3, GetParam(), [](braidComm_t comm, int rank, FakeStreamOps&) {
+    FakeStream stream;
+    FakeDeviceBuffer buffer(2000, 1), after(100, 1);
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    if (rank == 0) {
+      EXPECT_EQ(braidSend(buffer.data(), 2000, braidInt32, 1, comm, stream.handle()), braidSuccess);
+    } else if (rank == 1) {
+      EXPECT_EQ(braidRecv(buffer.data(), 500, braidInt32, 0, comm, stream.handle()), braidSuccess);
+    }
+    EXPECT_EQ(braidGroupEnd(), braidSuccess);
+    // Queued behind the failure on every rank (rank 2 included): released, not run.
+    (void)braidAllReduce(after.data(), after.data(), 100, braidInt32, braidSum, comm,
+                         stream.handle());
+    expectFailedEverywhere(comm, rank, stream, /*expectStreamError=*/false);
+    if (rank == 1) {
+      EXPECT_NE(std::string(braidGetLastError(comm)).find("rank 0"), std::string::npos)
+          << "rank 1's error does not name the sender: " << braidGetLastError(comm);
+    }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(ShmAndSocket, DeviceProxyP2pMismatch, ::testing::Values("shm", "socket"));

@@ -19,6 +19,7 @@
 #include "api/guard.h"
 #include "comm/device_proxy/pipeline_pieces.h"
 #include "comm/device_proxy/proxy_registry.h"
+#include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"
 #include "support/proxy_calls.h"
 #include "support/spawn.h"
@@ -29,8 +30,9 @@ namespace {
 using api::toComm;
 using coll::CollKind;
 
-// Cuts the larger calls below into 1024-element pieces (the proxy pipelines them).
-constexpr size_t kSmallPieces = 4096;
+// kFakeProxyPieceBytes cuts the larger calls below into 1024-element pieces (the proxy
+// pipelines them); kWholeCalls leaves them whole.
+constexpr size_t kSmallPieces = kFakeProxyPieceBytes;
 constexpr size_t kWholeCalls = DeviceProxy::kDefaultPieceBytes;
 constexpr int kTimeoutSeconds = 60;
 
@@ -161,16 +163,8 @@ TEST_P(DeviceProxyData, QueuedCollectivesMatchTheReference) {
         EXPECT_EQ(proxyMismatches(broadcast, [&](size_t i) { return proxyInput(root, i, 6); }), "")
             << "rank " << rank << " broadcast";
 
-        // A host call afterwards runs after the proxy's ops, on a healthy communicator.
-        std::vector<int32_t> host = proxyInputs(rank, 100, 7);
-        EXPECT_EQ(braidAllReduce(host.data(), host.data(), host.size(), braidInt32, braidSum, comm,
-                                 nullptr),
-                  braidSuccess)
-            << braidGetLastError(comm);
-        EXPECT_EQ(proxyMismatches(host, sum(7)), "") << "rank " << rank << " host allreduce";
-        stopDeviceProxy(toComm(comm));
-        EXPECT_EQ(ops->liveAllocations(), 0) << "rank " << rank << ": staging memory leaked";
-        EXPECT_EQ(ops->liveEvents(), 0) << "rank " << rank << ": events leaked";
+        expectHostAllReduceWorks(comm, rank, n);
+        stopAndExpectNoLeaks(comm, rank, *ops);
       },
       SpawnOptions::withTransport(transport, kTimeoutSeconds));
 }
@@ -190,7 +184,7 @@ TEST(DeviceProxyOrder, HostCallsWaitForTheQueuedDeviceCalls) {
       2,
       [](braidComm_t comm, int rank) {
         auto ops = std::make_shared<FakeStreamOps>();
-        ASSERT_TRUE(attachDeviceProxy(toComm(comm), ops, kSmallPieces).isOk());
+        ASSERT_TRUE(attachFakeProxy(comm, ops).isOk());
         FakeStream stream;
         const size_t count = 3000;
         std::vector<int32_t> a = proxyInputs(rank, count, 1), b = proxyInputs(rank, count, 2);

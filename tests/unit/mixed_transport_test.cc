@@ -31,6 +31,7 @@
 namespace braid::transport {
 namespace {
 
+using testing::expectAllOk;
 using testing::LocalBootstrapGroup;
 
 Config smallConfig() {
@@ -43,22 +44,7 @@ Config smallConfig() {
 
 std::vector<Status> runRanks(int nranks, const std::function<Status(int, Bootstrap&)>& fn) {
   LocalBootstrapGroup group(nranks, 20);
-  std::vector<Status> results(nranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; ++r) {
-    threads.emplace_back([&, r] {
-      auto bootstrap = group.forRank(r);
-      results[r] = fn(r, *bootstrap);
-    });
-  }
-  for (auto& t : threads) t.join();
-  return results;
-}
-
-void expectAllOk(const std::vector<Status>& results) {
-  for (size_t r = 0; r < results.size(); ++r) {
-    EXPECT_TRUE(results[r].isOk()) << "rank " << r << ": " << results[r].message();
-  }
+  return testing::statusesOnRankThreads(group, fn);
 }
 
 uint8_t patternByte(int from, int to, size_t i) {

@@ -15,6 +15,7 @@
 
 #include "collectives/algorithm.h"
 #include "core/types.h"
+#include "support/schedule_cases.h"
 #include "support/schedule_simulator.h"
 
 namespace braid::coll {
@@ -41,59 +42,14 @@ std::string describe(const Case& c) {
          " root=" + std::to_string(c.root);
 }
 
-double load(braidDataType_t type, const uint8_t* base, size_t i) {
-  switch (type) {
-    case braidUint8:
-      return base[i];
-    case braidInt32: {
-      int32_t v;
-      std::memcpy(&v, base + 4 * i, 4);
-      return v;
-    }
-    case braidFloat32: {
-      float v;
-      std::memcpy(&v, base + 4 * i, 4);
-      return v;
-    }
-    case braidFloat64: {
-      double v;
-      std::memcpy(&v, base + 8 * i, 8);
-      return v;
-    }
-    default:
-      ADD_FAILURE() << "type not used by this test";
-      return 0;
-  }
-}
-
-void store(braidDataType_t type, uint8_t* base, size_t i, double value) {
-  switch (type) {
-    case braidUint8:
-      base[i] = static_cast<uint8_t>(value);
-      break;
-    case braidInt32: {
-      int32_t v = static_cast<int32_t>(value);
-      std::memcpy(base + 4 * i, &v, 4);
-      break;
-    }
-    case braidFloat32: {
-      float v = static_cast<float>(value);
-      std::memcpy(base + 4 * i, &v, 4);
-      break;
-    }
-    case braidFloat64:
-      std::memcpy(base + 8 * i, &value, 8);
-      break;
-    default:
-      ADD_FAILURE() << "type not used by this test";
-  }
-}
+using testing::elementAt;
+using testing::setElement;
 
 // `value` as the element type holds it.
 double roundTrip(braidDataType_t type, double value) {
   uint8_t bytes[8];
-  store(type, bytes, 0, value);
-  return load(type, bytes, 0);
+  setElement(type, bytes, 0, value);
+  return elementAt(type, bytes, 0);
 }
 
 // Element i of rank r's input: exact in every type under every op of the grid.
@@ -108,35 +64,6 @@ double inputValue(const Case& c, int r, size_t i) {
   return v - 11 + (isFloatType(c.type) ? 0.25 : 0);
 }
 
-double reduceAll(const Case& c, const std::vector<double>& values) {
-  double acc = values[0];
-  for (size_t k = 1; k < values.size(); ++k) {
-    double v = values[k];
-    switch (c.op) {
-      case braidSum:
-      case braidAvg:
-        acc += v;
-        break;
-      case braidProd:
-        acc *= v;
-        break;
-      case braidMax:
-        acc = std::max(acc, v);
-        break;
-      case braidMin:
-        acc = std::min(acc, v);
-        break;
-      default:
-        break;
-    }
-  }
-  if (c.op == braidAvg) {
-    acc /= static_cast<double>(values.size());
-    if (!isFloatType(c.type)) acc = std::trunc(acc);
-  }
-  return acc;
-}
-
 CollArgs argsFor(const Case& c, int rank) {
   CollArgs args;
   args.kind = c.kind;
@@ -148,19 +75,8 @@ CollArgs argsFor(const Case& c, int rank) {
   args.nranks = c.nranks;
   args.inPlace = c.inPlace;
   args.chunkBytes = c.chunkBytes;
-  if (c.kind == CollKind::kAllToAllv) {
-    // Uneven blocks, some empty, laid out with one-element gaps between them.
-    auto blockCount = [&](int from, int to) { return c.count * ((from + 2 * to) % 3) / 2; };
-    size_t sendAt = 0, recvAt = 0;
-    for (int j = 0; j < c.nranks; ++j) {
-      args.sendCounts.push_back(blockCount(rank, j));
-      args.sendDispls.push_back(sendAt);
-      sendAt += args.sendCounts.back() + 1;
-      args.recvCounts.push_back(blockCount(j, rank));
-      args.recvDispls.push_back(recvAt);
-      recvAt += args.recvCounts.back() + 1;
-    }
-  }
+  // Uneven blocks, some empty, with one-element gaps between them.
+  if (c.kind == CollKind::kAllToAllv) testing::setUnevenBlocks(&args, /*gap=*/1);
   return args;
 }
 
@@ -174,7 +90,7 @@ std::vector<std::vector<double>> expected(const Case& c, const std::vector<std::
   auto column = [&](size_t at) {
     std::vector<double> values;
     for (int k = 0; k < n; ++k) values.push_back(in[k][at]);
-    return reduceAll(c, values);
+    return testing::reduceInOrder(c.op, c.type, values);
   };
   for (int r = 0; r < n; ++r) {
     std::vector<double>& o = out[r];
@@ -248,12 +164,12 @@ void runCase(const Case& c, testing::Buffering buffering = testing::Buffering::k
     size_t inputs = sendBufferBytes(args[r]) / elem;
     for (size_t i = 0; i < inputs; ++i) {
       in[r].push_back(inputValue(c, r, i));
-      store(c.type, ranks[r].send(), i, in[r][i]);
+      setElement(c.type, ranks[r].send(), i, in[r][i]);
     }
   }
   // Inputs as stored (the type may have rounded them), then the reference from those.
   for (int r = 0; r < c.nranks; ++r) {
-    for (size_t i = 0; i < in[r].size(); ++i) in[r][i] = load(c.type, ranks[r].send(), i);
+    for (size_t i = 0; i < in[r].size(); ++i) in[r][i] = elementAt(c.type, ranks[r].send(), i);
   }
   std::vector<std::vector<double>> want = expected(c, in, args);
   std::vector<std::vector<uint8_t>> sendBefore;
@@ -267,7 +183,7 @@ void runCase(const Case& c, testing::Buffering buffering = testing::Buffering::k
   for (int r = 0; r < c.nranks; ++r) {
     for (size_t i = 0; i < want[r].size(); ++i) {
       if (isGap(c, args[r], i)) continue;
-      double got = load(c.type, ranks[r].recv(), i);
+      double got = elementAt(c.type, ranks[r].recv(), i);
       if (c.op == braidAvg && isFloatType(c.type)) {
         // Dividing in the element type may round differently from the reference.
         ASSERT_NEAR(got, want[r][i], 1e-5 * std::max(1.0, std::fabs(want[r][i])))
@@ -294,10 +210,7 @@ bool reduces(CollKind kind) {
          kind == CollKind::kReduceScatter;
 }
 
-struct TypeOp {
-  braidDataType_t type;
-  braidRedOp_t op;
-};
+using testing::TypeOp;
 
 class ScheduleCollectiveTest : public ::testing::TestWithParam<Algorithm> {};
 

@@ -18,22 +18,13 @@
 #include <vector>
 
 #include "collectives/algorithm.h"
+#include "support/schedule_cases.h"
 #include "support/schedule_simulator.h"
 
 namespace braid::coll {
 namespace {
 
-CollArgs allToAll(int rank, int nranks, size_t count, size_t chunkBytes, bool inPlace) {
-  CollArgs a;
-  a.kind = CollKind::kAllToAll;
-  a.type = braidInt32;
-  a.count = count;
-  a.rank = rank;
-  a.nranks = nranks;
-  a.chunkBytes = chunkBytes;
-  a.inPlace = inPlace;
-  return a;
-}
+using testing::allToAll;
 
 // A value no other (rank, index) pair has.
 int32_t inputOf(int rank, size_t index) { return static_cast<int32_t>(rank * 1000003 + index); }

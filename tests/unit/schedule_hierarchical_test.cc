@@ -1,8 +1,8 @@
 // The hierarchical algorithms ("hier", "hiertree") run by the schedule simulator
 // over many host layouts: equal and unequal ranks per host, one rank per host,
 // one host, and ranks of a host spread non-contiguously. Results are checked
-// against a reference computed here in double precision from small integer
-// inputs (exact in every type used), bit for bit except float avg. Also
+// against a double-precision reference from small integer inputs (exact in every
+// type used; support/schedule_cases.h), bit for bit except float avg. Also
 // checked: the bytes that cross host boundaries (the reason these algorithms
 // exist), the default selection, and that a malformed host map falls back.
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include "collectives/algorithm.h"
 #include "collectives/algorithms/hierarchical.h"
 #include "core/types.h"
-#include "support/element_bits.h"
+#include "support/schedule_cases.h"
 #include "support/schedule_simulator.h"
 
 namespace braid::coll {
@@ -39,84 +39,8 @@ const std::vector<Layout>& layouts() {
   return kLayouts;
 }
 
-struct Case {
-  CollKind kind;
-  std::string algorithm;
-  Layout hosts;
-  size_t count;
-  size_t chunkBytes;
-  bool inPlace;
-  braidDataType_t type;
-  braidRedOp_t op;
-  int root;
-};
-
-std::string describe(const Case& c) {
-  std::string layout;
-  for (int h : c.hosts) layout += std::to_string(h);
-  return std::string(collName(c.kind)) + "/" + c.algorithm + " hosts=" + layout +
-         " count=" + std::to_string(c.count) + " chunk=" + std::to_string(c.chunkBytes) +
-         (c.inPlace ? " in-place " : " ") + typeName(c.type) + " " + opName(c.op) +
-         " root=" + std::to_string(c.root);
-}
-
-CollArgs argsFor(const Case& c, int rank) {
-  CollArgs a;
-  a.kind = c.kind;
-  a.count = c.count;
-  a.type = c.type;
-  a.op = c.op;
-  a.root = c.root;
-  a.rank = rank;
-  a.nranks = static_cast<int>(c.hosts.size());
-  a.inPlace = c.inPlace;
-  a.chunkBytes = c.chunkBytes;
-  a.hosts = std::make_shared<const std::vector<int>>(c.hosts);
-  return a;
-}
-
-// Rank r's element i: small integers (a quarter added for floats); products use +-1, 2.
-double input(const Case& c, int r, size_t i) {
-  if (c.op == braidProd) return ((r + i) % 3 == 0) ? 2 : ((r + i) % 3 == 1 ? 1 : -1);
-  double v = static_cast<double>((r * 5 + i * 7) % 19) - 9;
-  return v + (c.type == braidFloat32 || c.type == braidFloat64 ? 0.25 : 0);
-}
-
-// Element i of a buffer of `type`, as a double, and the reverse (tests/support).
-double get(braidDataType_t type, const uint8_t* p, size_t i) {
-  return testing::rawToDouble(type, testing::loadRaw(type, p, i));
-}
-
-void put(braidDataType_t type, uint8_t* p, size_t i, double value) {
-  testing::storeRaw(type, p, i, testing::doubleToRaw(type, value));
-}
-
-// Element i of the reduction over all ranks, in rank order, as the reference defines it.
-double reduced(const Case& c, size_t i) {
-  const int n = static_cast<int>(c.hosts.size());
-  double acc = input(c, 0, i);
-  for (int r = 1; r < n; ++r) {
-    double v = input(c, r, i);
-    switch (c.op) {
-      case braidProd:
-        acc *= v;
-        break;
-      case braidMax:
-        acc = std::max(acc, v);
-        break;
-      case braidMin:
-        acc = std::min(acc, v);
-        break;
-      default:
-        acc += v;
-    }
-  }
-  if (c.op == braidAvg) {
-    acc /= n;
-    if (c.type == braidInt32) acc = std::trunc(acc);
-  }
-  return acc;
-}
+// describe, argsFor, inputOf and reducedInputs of a Case: support/schedule_cases.h.
+using Case = testing::HostLayoutCase;
 
 void runCase(const Case& c) {
   SCOPED_TRACE(describe(c));
@@ -126,7 +50,9 @@ void runCase(const Case& c) {
   for (int r = 0; r < n; ++r) {
     ranks.push_back(testing::makeSimRank(argsFor(c, r)));
     if (ranks[r].send() == nullptr) continue;
-    for (size_t i = 0; i < c.count; ++i) put(c.type, ranks[r].send(), i, input(c, r, i));
+    for (size_t i = 0; i < c.count; ++i) {
+      testing::setElement(c.type, ranks[r].send(), i, inputOf(c, r, i));
+    }
   }
   std::vector<Schedule> built;
   Status status =
@@ -137,8 +63,8 @@ void runCase(const Case& c) {
     const bool hasResult = c.kind != CollKind::kReduce || r == c.root;
     if (!hasResult) continue;
     for (size_t i = 0; i < c.count; ++i) {
-      double want = c.kind == CollKind::kBroadcast ? input(c, c.root, i) : reduced(c, i);
-      double got = get(c.type, ranks[r].recv(), i);
+      double want = c.kind == CollKind::kBroadcast ? inputOf(c, c.root, i) : reducedInputs(c, i);
+      double got = testing::elementAt(c.type, ranks[r].recv(), i);
       if (c.op == braidAvg && c.type != braidInt32) {
         ASSERT_NEAR(got, want, 1e-5 * std::max(1.0, std::fabs(want)))
             << "rank " << r << " element " << i;
@@ -162,10 +88,7 @@ constexpr Variant kVariants[] = {{CollKind::kAllReduce, "hier"},
                                  {CollKind::kAllReduce, "hiertree"},
                                  {CollKind::kBroadcast, "hier"},
                                  {CollKind::kReduce, "hier"}};
-struct TypeOp {
-  braidDataType_t type;
-  braidRedOp_t op;
-};
+using testing::TypeOp;
 constexpr TypeOp kTypeOps[] = {{braidInt32, braidSum}, {braidFloat32, braidAvg},
                                {braidInt32, braidMax}, {braidFloat64, braidProd},
                                {braidInt32, braidAvg}, {braidFloat32, braidMin}};

@@ -2,10 +2,10 @@
 // host-grouped orders of collectives/algorithms/rank_order.h.
 //
 // 1. Every registered algorithm, run by the schedule simulator on interleaved
-//    (round-robin), blocked and uneven host layouts, matches a reference
-//    computed here in double precision from small integer inputs (exact in the
-//    types used), bit for bit except float avg; all-reduce results are bitwise
-//    identical on every rank, also from inputs that do round.
+//    (round-robin), blocked and uneven host layouts, matches a double-precision
+//    reference from small integer inputs (exact in the types used;
+//    support/schedule_cases.h), bit for bit except float avg; all-reduce results
+//    are bitwise identical on every rank, also from inputs that do round.
 // 2. Host crossings, counted from the built schedules' send actions and the
 //    host map alone (not from rank_order.h): a ring crosses a host boundary
 //    exactly H times in every step, a chain H - 1 times, and every algorithm
@@ -25,7 +25,7 @@
 #include "collectives/algorithm.h"
 #include "collectives/algorithms/rank_order.h"
 #include "core/types.h"
-#include "support/element_bits.h"
+#include "support/schedule_cases.h"
 #include "support/schedule_simulator.h"
 
 namespace braid::coll {
@@ -53,94 +53,8 @@ const std::vector<Layout>& layouts() {
 
 int hostCount(const Layout& hosts) { return *std::max_element(hosts.begin(), hosts.end()) + 1; }
 
-struct Case {
-  CollKind kind;
-  std::string algorithm;
-  Layout hosts;
-  size_t count;
-  size_t chunkBytes;
-  bool inPlace;
-  braidDataType_t type;
-  braidRedOp_t op;
-  int root;
-  bool roundingInputs = false;  // float32 inputs that sums round (determinism check)
-};
-
-std::string describe(const Case& c) {
-  std::string layout;
-  for (int h : c.hosts) layout += std::to_string(h);
-  return std::string(collName(c.kind)) + "/" + c.algorithm + " hosts=" + layout +
-         " count=" + std::to_string(c.count) + " chunk=" + std::to_string(c.chunkBytes) +
-         (c.inPlace ? " in-place " : " ") + typeName(c.type) + " " + opName(c.op) +
-         " root=" + std::to_string(c.root);
-}
-
-CollArgs argsFor(const Case& c, int rank) {
-  CollArgs a;
-  a.kind = c.kind;
-  a.count = c.count;
-  a.type = c.type;
-  a.op = c.op;
-  a.root = c.root;
-  a.rank = rank;
-  a.nranks = static_cast<int>(c.hosts.size());
-  a.inPlace = c.inPlace;
-  a.chunkBytes = c.chunkBytes;
-  a.hosts = std::make_shared<const std::vector<int>>(c.hosts);
-  if (c.kind == CollKind::kAllToAllv) {
-    // Uneven blocks, some empty, packed without gaps.
-    auto blockCount = [&](int from, int to) { return c.count * ((from + 2 * to) % 3) / 2; };
-    size_t sendAt = 0, recvAt = 0;
-    for (int j = 0; j < a.nranks; ++j) {
-      a.sendCounts.push_back(blockCount(rank, j));
-      a.sendDispls.push_back(sendAt);
-      sendAt += a.sendCounts.back();
-      a.recvCounts.push_back(blockCount(j, rank));
-      a.recvDispls.push_back(recvAt);
-      recvAt += a.recvCounts.back();
-    }
-  }
-  return a;
-}
-
-// Element i of rank r's send buffer.
-double input(const Case& c, int r, size_t i) {
-  if (c.roundingInputs) return 0.1 * static_cast<double>((r * 13 + i * 7) % 17) + 1e-3 * r;
-  if (c.op == braidProd) return ((r + i) % 3 == 0) ? 2 : ((r + i) % 3 == 1 ? 1 : -1);
-  return static_cast<double>((r * 5 + i * 7) % 19) - 9 + (isFloatType(c.type) ? 0.25 : 0);
-}
-
-// Element i of a buffer of `type`, as a double, and the reverse (tests/support).
-double get(braidDataType_t type, const uint8_t* p, size_t i) {
-  return testing::rawToDouble(type, testing::loadRaw(type, p, i));
-}
-
-void put(braidDataType_t type, uint8_t* p, size_t i, double value) {
-  testing::storeRaw(type, p, i, testing::doubleToRaw(type, value));
-}
-
-// Reduction over all ranks of element `at` of their send buffers, in rank order.
-double reduced(const Case& c, size_t at) {
-  const int n = static_cast<int>(c.hosts.size());
-  double acc = input(c, 0, at);
-  for (int r = 1; r < n; ++r) {
-    const double v = input(c, r, at);
-    if (c.op == braidProd) {
-      acc *= v;
-    } else if (c.op == braidMax) {
-      acc = std::max(acc, v);
-    } else if (c.op == braidMin) {
-      acc = std::min(acc, v);
-    } else {
-      acc += v;
-    }
-  }
-  if (c.op == braidAvg) {
-    acc /= n;
-    if (c.type == braidInt32) acc = std::trunc(acc);
-  }
-  return acc;
-}
+// describe, argsFor, inputOf and reducedInputs of a Case: support/schedule_cases.h.
+using Case = testing::HostLayoutCase;
 
 // What rank r's recv element i must hold; NaN where the collective leaves it undefined.
 double expected(const Case& c, const std::vector<CollArgs>& args, int r, size_t i) {
@@ -148,25 +62,25 @@ double expected(const Case& c, const std::vector<CollArgs>& args, int r, size_t 
   const size_t b = count == 0 ? 0 : i / count, k = count == 0 ? 0 : i % count;
   switch (c.kind) {
     case CollKind::kAllReduce:
-      return reduced(c, i);
+      return reducedInputs(c, i);
     case CollKind::kReduce:
-      return reduced(c, i);
+      return reducedInputs(c, i);
     case CollKind::kBroadcast:
-      return input(c, c.root, i);
+      return inputOf(c, c.root, i);
     case CollKind::kReduceScatter:
-      return reduced(c, r * count + i);
+      return reducedInputs(c, r * count + i);
     case CollKind::kScatter:
-      return input(c, c.root, r * count + i);
+      return inputOf(c, c.root, r * count + i);
     case CollKind::kAllGather:
     case CollKind::kGather:
-      return input(c, static_cast<int>(b), k);
+      return inputOf(c, static_cast<int>(b), k);
     case CollKind::kAllToAll:
-      return input(c, static_cast<int>(b), r * count + k);
+      return inputOf(c, static_cast<int>(b), r * count + k);
     case CollKind::kAllToAllv:
       for (size_t j = 0; j < args.size(); ++j) {
         const size_t at = args[r].recvDispls[j];
         if (i >= at && i < at + args[r].recvCounts[j]) {
-          return input(c, static_cast<int>(j), args[j].sendDispls[r] + (i - at));
+          return inputOf(c, static_cast<int>(j), args[j].sendDispls[r] + (i - at));
         }
       }
       return NAN;
@@ -185,7 +99,9 @@ void runCase(const Case& c) {
     args.push_back(argsFor(c, r));
     ranks.push_back(testing::makeSimRank(args[r]));
     const size_t inputs = sendBufferBytes(args[r]) / typeSize(c.type);
-    for (size_t i = 0; i < inputs; ++i) put(c.type, ranks[r].send(), i, input(c, r, i));
+    for (size_t i = 0; i < inputs; ++i) {
+      testing::setElement(c.type, ranks[r].send(), i, inputOf(c, r, i));
+    }
   }
   std::vector<Schedule> built;
   Status status =
@@ -197,7 +113,7 @@ void runCase(const Case& c) {
     for (size_t i = 0; i < outputs; ++i) {
       const double want = expected(c, args, r, i);
       if (std::isnan(want)) continue;
-      const double got = get(c.type, ranks[r].recv(), i);
+      const double got = testing::elementAt(c.type, ranks[r].recv(), i);
       if (c.roundingInputs || (c.op == braidAvg && isFloatType(c.type))) {
         ASSERT_NEAR(got, want, 1e-5 * std::max(1.0, std::fabs(want)))
             << "rank " << r << " element " << i;
@@ -220,10 +136,7 @@ Case baseCase(CollKind kind, const std::string& algorithm, const Layout& hosts, 
   return Case{kind, algorithm, hosts, 64, 1 << 20, false, braidInt32, braidSum, root};
 }
 
-struct TypeOp {
-  braidDataType_t type;
-  braidRedOp_t op;
-};
+using testing::TypeOp;
 constexpr TypeOp kTypeOps[] = {{braidInt32, braidSum},   {braidFloat64, braidProd},
                                {braidInt32, braidMax},   {braidInt32, braidAvg},
                                {braidFloat32, braidMin}, {braidFloat32, braidAvg}};

@@ -14,21 +14,12 @@
 
 #include "collectives/algorithm.h"
 #include "collectives/algorithms/patterns.h"
+#include "support/schedule_cases.h"
 
 namespace braid::coll {
 namespace {
 
-CollArgs allToAll(int rank, int nranks, size_t count, size_t chunkBytes, bool inPlace) {
-  CollArgs a;
-  a.kind = CollKind::kAllToAll;
-  a.type = braidInt32;
-  a.count = count;
-  a.rank = rank;
-  a.nranks = nranks;
-  a.chunkBytes = chunkBytes;
-  a.inPlace = inPlace;
-  return a;
-}
+using testing::allToAll;
 
 Schedule pairwise(const CollArgs& args) {
   Result<Schedule> s = buildSchedule(args, "pairwise");

@@ -14,6 +14,7 @@
 #include "collectives/algorithms/builders.h"
 #include "core/types.h"
 #include "support/reference.h"
+#include "support/schedule_cases.h"
 #include "support/schedule_simulator.h"
 
 namespace braid::coll {
@@ -72,10 +73,7 @@ void runCase(const RdCase& c, testing::Buffering buffering = testing::Buffering:
   }
 }
 
-struct TypeOp {
-  braidDataType_t type;
-  braidRedOp_t op;
-};
+using testing::TypeOp;
 
 TEST(RecursiveDoublingTest, MatchesReferenceOverGrid) {
   static const TypeOp kTypeOps[] = {

@@ -162,14 +162,9 @@ int sendObserved(Bootstrap& b, const uint8_t* src, size_t bytes, bool expectSing
 
 void runThreads(const uint8_t* src, size_t bytes, bool expectSingleCopy) {
   testing::LocalBootstrapGroup group(2, 60);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r) {
-    threads.emplace_back([&, r] {
-      auto bootstrap = group.forRank(r);
-      EXPECT_EQ(sendObserved(*bootstrap, src, bytes, expectSingleCopy), 0) << "rank " << r;
-    });
-  }
-  for (auto& t : threads) t.join();
+  testing::runOnRankThreads(group, [&](int r, Bootstrap& b) {
+    EXPECT_EQ(sendObserved(b, src, bytes, expectSingleCopy), 0) << "rank " << r;
+  });
 }
 
 TEST(ShmHugePages, DefaultSendsFourKibPagesWithTwoCopies) {

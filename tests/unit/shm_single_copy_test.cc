@@ -164,14 +164,8 @@ int transferRank(Bootstrap& b, bool expectSingleCopy) {
 
 void runThreads(const std::function<int(Bootstrap&)>& body) {
   LocalBootstrapGroup group(2, 30);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r) {
-    threads.emplace_back([&, r] {
-      auto bootstrap = group.forRank(r);
-      EXPECT_EQ(body(*bootstrap), 0) << "rank " << r;
-    });
-  }
-  for (auto& t : threads) t.join();
+  braid::testing::runOnRankThreads(
+      group, [&](int r, Bootstrap& b) { EXPECT_EQ(body(b), 0) << "rank " << r; });
 }
 
 TEST(ShmSingleCopyThreads, MixedSizesAndReducesArriveIntact) {

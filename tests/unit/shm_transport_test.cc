@@ -83,18 +83,9 @@ std::vector<std::string> shmEntries(const std::string& tag) {
   return found;
 }
 
-using RankBody = std::function<void(int rank, Bootstrap& bootstrap)>;
-
-void runThreads(int nranks, const RankBody& body, double timeoutSeconds = 30) {
+void runThreads(int nranks, const testing::RankThreadBody& body, double timeoutSeconds = 30) {
   LocalBootstrapGroup group(nranks, timeoutSeconds);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; ++r) {
-    threads.emplace_back([&, r] {
-      auto bootstrap = group.forRank(r);
-      body(r, *bootstrap);
-    });
-  }
-  for (auto& t : threads) t.join();
+  testing::runOnRankThreads(group, body);
 }
 
 // Sends `sizes[k]` bytes from `from` to `to` and checks them; the other ranks idle.
@@ -296,15 +287,8 @@ TEST(ShmTransport, SegmentCreationFailureFailsEveryRankAndCleansUp) {
   int fd = shm_open(stale.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   ASSERT_GE(fd, 0);
   close(fd);
-  std::vector<Status> results(3);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 3; ++r) {
-    threads.emplace_back([&, r] {
-      auto bootstrap = group.forRank(r);
-      results[r] = createShmTransport(*bootstrap, smallConfig()).status();
-    });
-  }
-  for (auto& t : threads) t.join();
+  std::vector<Status> results = testing::statusesOnRankThreads(
+      group, [](int, Bootstrap& b) { return createShmTransport(b, smallConfig()).status(); });
   EXPECT_EQ(results[1].code(), braidSystemError);
   for (int r : {0, 2}) {
     EXPECT_EQ(results[r].code(), braidRemoteError);

@@ -24,6 +24,7 @@
 namespace braid::transport {
 namespace {
 
+using testing::expectAllOk;
 using testing::LocalBootstrapGroup;
 
 Config makeConfig(int streams, const std::string& ifname = "") {
@@ -38,23 +39,7 @@ Config makeConfig(int streams, const std::string& ifname = "") {
 std::vector<Status> runRanks(int nranks, const std::function<Status(int, Bootstrap&)>& fn,
                              LocalBootstrapGroup* group = nullptr) {
   LocalBootstrapGroup own(nranks, 20);
-  if (group == nullptr) group = &own;
-  std::vector<Status> results(nranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; ++r) {
-    threads.emplace_back([&, r] {
-      auto bootstrap = group->forRank(r);
-      results[r] = fn(r, *bootstrap);
-    });
-  }
-  for (auto& t : threads) t.join();
-  return results;
-}
-
-void expectAllOk(const std::vector<Status>& results) {
-  for (size_t r = 0; r < results.size(); ++r) {
-    EXPECT_TRUE(results[r].isOk()) << "rank " << r << ": " << results[r].message();
-  }
+  return testing::statusesOnRankThreads(group != nullptr ? *group : own, fn);
 }
 
 // Progresses every connector until all `requests` are done (or an error / 20 s).

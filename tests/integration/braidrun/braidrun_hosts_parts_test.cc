@@ -12,6 +12,7 @@
 #include "braidrun/job_env.h"
 #include "braidrun/launch_template.h"
 #include "braidrun/options.h"
+#include "parsed_options.h"  // this folder
 
 namespace braid::run {
 namespace {
@@ -128,20 +129,6 @@ TEST(BraidrunLaunchTemplate, BuildsTheRankCommandQuotedForRemoteShells) {
   EXPECT_EQ(shellQuote("/a/b-c_d.e:1,2@x%+="), "/a/b-c_d.e:1,2@x%+=");
   EXPECT_EQ(shellQuote(""), "''");
   EXPECT_EQ(shellQuote("$HOME;`x`"), "'$HOME;`x`'");
-}
-
-struct Parsed {
-  bool ok;
-  Options options;
-  std::string error;
-};
-
-Parsed parse(std::vector<const char*> args) {
-  args.insert(args.begin(), "braidrun");
-  Parsed parsed;
-  parsed.ok =
-      parseOptions(static_cast<int>(args.size()), args.data(), &parsed.options, &parsed.error);
-  return parsed;
 }
 
 TEST(BraidrunHostOptions, AcceptsMultiHostJobs) {

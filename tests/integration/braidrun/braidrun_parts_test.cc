@@ -11,23 +11,10 @@
 #include "braidrun/job_env.h"
 #include "braidrun/options.h"
 #include "braidrun/output_forwarder.h"
+#include "parsed_options.h"  // this folder
 
 namespace braid::run {
 namespace {
-
-struct Parsed {
-  bool ok;
-  Options options;
-  std::string error;
-};
-
-Parsed parse(std::vector<const char*> args) {
-  args.insert(args.begin(), "braidrun");
-  Parsed parsed;
-  parsed.ok =
-      parseOptions(static_cast<int>(args.size()), args.data(), &parsed.options, &parsed.error);
-  return parsed;
-}
 
 TEST(BraidrunOptions, AcceptsEveryOptionForm) {
   const std::vector<std::vector<const char*>> forms = {

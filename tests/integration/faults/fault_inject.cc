@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "braid.h"
+#include "integration/faults/fault_verdict.h"
 #include "integration/faults/process_census.h"
 #include "integration/multiprocess/rank_processes.h"
 #include "integration/multiprocess/shm_leaks.h"
@@ -49,9 +50,6 @@ enum class Fault { kKillBefore, kKillDuring, kKillAfter, kStall, kCut };
 constexpr int kRanks = 4;
 constexpr int kProgressIteration = 2;   // looping ranks report after this many calls
 constexpr int kMaxIterations = 100000;  // a loop that never fails ends here (and fails)
-// Exit codes of a survivor that passed: whether its error named the faulty rank.
-constexpr int kNamedFaultyRank = 0;
-constexpr int kNamedOtherPeer = 10;
 
 struct Scenario {
   std::string transport;
@@ -179,35 +177,25 @@ int runRank(const Scenario& s, RankProcesses& p, int rank) {
     // chain of reported waits leads it on to the stalled one.
     setenv("BRAID_TIMEOUT", std::to_string(s.timeoutSeconds - 1).c_str(), 1);
   }
-  braidUniqueId id;
-  if (!p.receiveUniqueId(rank, &id)) return 2;
-  braidComm_t comm = nullptr;
-  if (braidCommInitRank(&comm, kRanks, id, rank) != braidSuccess) {
-    std::fprintf(stderr, "rank %d: init failed: %s\n", rank, braidGetLastError(nullptr));
-    return 2;
-  }
+  braidComm_t comm = p.joinCommunicator(rank);
+  if (comm == nullptr) return 2;
   Failure f = provoke(s, p, comm, rank);
   const std::string message = braidGetLastError(comm);
   std::vector<std::string> problems;
   if (!f.problem.empty()) problems.push_back(f.problem);
-  if (f.outcome.result != braidRemoteError && f.outcome.result != braidTimeout) {
-    problems.push_back(std::string("expected braidRemoteError or braidTimeout, got ") +
-                       braidGetErrorString(f.outcome.result));
-  }
+  if (std::string why = unexpectedResult(f.outcome.result); !why.empty()) problems.push_back(why);
   const bool wasStopped = s.fault == Fault::kStall && rank == s.victim;  // its clock ran on
   const double allowed = s.timeoutSeconds + 5 + (s.fault == Fault::kStall ? 2 : 0);
   if (f.seconds > allowed && !wasStopped) {
     problems.push_back("the failing call took " + std::to_string(f.seconds) + " s");
   }
   const bool namesPeer = std::regex_search(message, std::regex("(peer|rank) [0-9]+"));
-  const bool namesVictim =
-      std::regex_search(message, std::regex("rank " + std::to_string(s.victim) + "\\b"));
   if (!namesPeer) problems.push_back("the error names no peer");
   // The killed, stalled or cut-off rank is the one every other rank must
   // blame, neighbour or not: also those that only heard of the failure from a
   // peer's abort, and those that waited behind a live rank for a stalled one.
   const bool mustNameVictim = rank != s.victim;
-  if (mustNameVictim && !namesVictim) {
+  if (mustNameVictim && !namesRank(message, s.victim)) {
     problems.push_back("the error does not name the failed rank " + std::to_string(s.victim));
   }
   braidResult_t async = braidSuccess;
@@ -225,15 +213,8 @@ int runRank(const Scenario& s, RankProcesses& p, int rank) {
   if (after.fds != before.fds || after.threads != before.threads) {
     problems.push_back("leaked: " + before.describe() + " before, " + after.describe() + " after");
   }
-  std::printf("rank %d: %s after %.3f s: %s [%s before, %s after]\n", rank,
-              braidGetErrorString(f.outcome.result), f.seconds, message.c_str(),
-              before.describe().c_str(), after.describe().c_str());
-  for (const std::string& problem : problems) {
-    std::fprintf(stderr, "rank %d: FAILED: %s\n", rank, problem.c_str());
-  }
-  std::fflush(nullptr);
-  if (!problems.empty()) return 1;
-  return namesVictim ? kNamedFaultyRank : kNamedOtherPeer;
+  return reportRank(rank, {f.outcome.result, f.seconds, message, problems}, s.victim,
+                    " [" + before.describe() + " before, " + after.describe() + " after]");
 }
 
 bool waitDead(pid_t pid) {
@@ -266,9 +247,7 @@ bool runScenario(const Scenario& s) {
   const std::set<std::string> segmentsBefore = braidShmSegments();
   const std::streamoff logOffset = logSize();
   RankProcesses p(kRanks);
-  if (!p.start([&](int rank) { return runRank(s, p, rank); })) return false;
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !p.sendUniqueId(id)) return false;
+  if (!p.startWithUniqueId([&](int rank) { return runRank(s, p, rank); })) return false;
   std::vector<int> everyone, survivors;
   for (int r = 0; r < kRanks; ++r) {
     everyone.push_back(r);
@@ -294,16 +273,7 @@ bool runScenario(const Scenario& s) {
   std::vector<ChildExit> exits = p.waitAll(deadline, survivors);
   if (s.fault == Fault::kStall) kill(victim, SIGCONT);
   ChildExit victimExit = p.waitAll(deadline, {s.victim})[s.victim];
-  bool passed = true, someoneNamedVictim = false;
-  for (int r : survivors) {
-    const ChildExit& e = exits[r];
-    someoneNamedVictim |= e.exited && e.code == kNamedFaultyRank;
-    if (e.overdue || !e.exited || (e.code != kNamedFaultyRank && e.code != kNamedOtherPeer)) {
-      std::fprintf(stderr, "FAILED: rank %d ended with code %d signal %d%s\n", r, e.code, e.signal,
-                   e.overdue ? " (overdue: killed)" : "");
-      passed = false;
-    }
-  }
+  bool passed = survivorsPassed(exits, survivors, s.victim);
   if (s.fault == Fault::kStall) {
     // Beyond the errors, the flight recorders in the log must show who was
     // waiting for whom.
@@ -315,10 +285,6 @@ bool runScenario(const Scenario& s) {
       std::printf("log: %s\n", line.c_str());
     }
   }
-  if (!someoneNamedVictim) {
-    std::fprintf(stderr, "FAILED: no survivor's error names rank %d\n", s.victim);
-    passed = false;
-  }
   const bool victimAsPlanned = isKill(s.fault) ? victimExit.signal == SIGKILL
                                : s.fault == Fault::kStall
                                    ? victimExit.exited && victimExit.code != 1
@@ -328,11 +294,7 @@ bool runScenario(const Scenario& s) {
                  victimExit.code, victimExit.signal);
     passed = false;
   }
-  for (const std::string& name : leakedShmSegments(segmentsBefore)) {
-    std::fprintf(stderr, "FAILED: leaked shared memory /dev/shm/%s\n", name.c_str());
-    passed = false;
-  }
-  return passed;
+  return noShmLeaked(segmentsBefore) && passed;
 }
 
 bool parseFault(const std::string& text, Fault* fault) {

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "braid.h"
+#include "integration/faults/fault_verdict.h"
 #include "integration/faults/process_census.h"
 #include "integration/multiprocess/rank_processes.h"
 #include "integration/multiprocess/shm_leaks.h"
@@ -216,10 +217,8 @@ int runRank(RankProcesses& p, int rank, double seconds) {
   // keeping them in a heap whose fragmentation would look like growth.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024);
   const Census before = takeCensus();
-  braidUniqueId id;
-  braidComm_t world = nullptr;
-  if (!p.receiveUniqueId(rank, &id) || braidCommInitRank(&world, kRanks, id, rank) != braidSuccess)
-    return 2;
+  braidComm_t world = p.joinCommunicator(rank);
+  if (world == nullptr) return 2;
   std::vector<braidComm_t> comms;
   if (!makeFlavors(world, &comms)) return 2;
   std::mt19937_64 rng(kSeed);
@@ -297,9 +296,7 @@ int main(int argc, char** argv) {
   setenv("BRAID_TIMEOUT", "60", 1);
   const std::set<std::string> segmentsBefore = braidShmSegments();
   RankProcesses p(kRanks);
-  if (!p.start([&](int rank) { return runRank(p, rank, seconds); })) return 2;
-  braidUniqueId id;
-  if (braidGetUniqueId(&id) != braidSuccess || !p.sendUniqueId(id)) return 2;
+  if (!p.startWithUniqueId([&](int rank) { return runRank(p, rank, seconds); })) return 2;
   std::vector<ChildExit> exits = p.waitAll(seconds + 300);
   bool passed = true;
   for (int r = 0; r < kRanks; ++r) {
@@ -309,10 +306,7 @@ int main(int argc, char** argv) {
       passed = false;
     }
   }
-  for (const std::string& name : leakedShmSegments(segmentsBefore)) {
-    std::fprintf(stderr, "FAILED: leaked shared memory /dev/shm/%s\n", name.c_str());
-    passed = false;
-  }
+  passed = noShmLeaked(segmentsBefore) && passed;
   std::printf("%s\n", passed ? "PASSED" : "FAILED");
   return passed ? 0 : 1;
 }

@@ -101,6 +101,12 @@ bool RankProcesses::start(const std::function<int(int rank)>& childMain) {
   return true;
 }
 
+bool RankProcesses::startWithUniqueId(const std::function<int(int rank)>& childMain) {
+  if (!start(childMain)) return false;
+  braidUniqueId id;
+  return braidGetUniqueId(&id) == braidSuccess && sendUniqueId(id);
+}
+
 bool RankProcesses::sendUniqueId(const braidUniqueId& id) {
   bool ok = true;
   for (int r = 0; r < nranks_; ++r) ok = writeAll(idPipes_[2 * r + 1], &id, sizeof id) && ok;
@@ -109,6 +115,20 @@ bool RankProcesses::sendUniqueId(const braidUniqueId& id) {
 
 bool RankProcesses::receiveUniqueId(int rank, braidUniqueId* id) {
   return readAll(idPipes_[2 * rank], id, sizeof *id);
+}
+
+braidComm_t RankProcesses::joinCommunicator(int rank) {
+  braidUniqueId id;
+  if (!receiveUniqueId(rank, &id)) {
+    std::fprintf(stderr, "rank %d: no unique id from the parent\n", rank);
+    return nullptr;
+  }
+  braidComm_t comm = nullptr;
+  if (braidCommInitRank(&comm, nranks_, id, rank) != braidSuccess) {
+    std::fprintf(stderr, "rank %d: init failed: %s\n", rank, braidGetLastError(nullptr));
+    return nullptr;
+  }
+  return comm;
 }
 
 void RankProcesses::release(int rank) {

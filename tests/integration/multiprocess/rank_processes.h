@@ -36,10 +36,17 @@ class RankProcesses {
   /// its return value. Returns false (after killing any started child) on failure.
   bool start(const std::function<int(int rank)>& childMain);
 
+  /// start(childMain), then sends every child a new unique id (braidGetUniqueId): the usual
+  /// beginning of a test, whose children call receiveUniqueId first.
+  bool startWithUniqueId(const std::function<int(int rank)>& childMain);
+
   /// Parent: sends `id` to every child.
   bool sendUniqueId(const braidUniqueId& id);
   /// Child: blocks until the parent's unique id arrives.
   bool receiveUniqueId(int rank, braidUniqueId* id);
+  /// Child: receives the id, then joins the communicator of every rank as `rank`
+  /// (braidCommInitRank); null, after a line on stderr, when either fails.
+  braidComm_t joinCommunicator(int rank);
 
   /// Parent: lets child `rank` go on past awaitRelease (after, say, killing a peer).
   void release(int rank);
