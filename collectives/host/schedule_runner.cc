@@ -1,7 +1,6 @@
 #include "collectives/host/schedule_runner.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "collectives/host/copy.h"
@@ -16,8 +15,7 @@ ScheduleRunner::ScheduleRunner(transport::Transport* transport, const Schedule* 
       buffers_(buffers),
       elemSize_(typeSize(type)),
       reduce_(reducerFor(type, op)),
-      reduceStreaming_(
-          std::getenv("BRAID_X_NO_NT_REDUCE") ? reduce_ : reducerFor(type, op, /*streaming=*/true)),
+      reduceStreaming_(reducerFor(type, op, /*streaming=*/true)),
       divide_(dividerFor(type)),
       nranks_(nranks),
       streamStoreBytes_(transport != nullptr ? transport->streamStoreBytes() : 0) {}
