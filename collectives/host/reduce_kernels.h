@@ -7,6 +7,9 @@
 // Loops run whole blocks, then finish the last partial block through a zero-padded copy,
 // so the tail is computed exactly as the body is (same conversions, same rounding). Each
 // block is loaded from a and b before dst is stored, so dst may alias a or b exactly.
+// Every (type, op) also gets a streaming twin (reduceStreamingKernel) that writes whole
+// blocks of dst with non-temporal stores, for receive-reduces into buffers far larger than
+// the cache; its results are the same bits.
 //
 // Internal linkage on purpose: see reduce_vector.h.
 #pragma once

@@ -67,9 +67,9 @@ constexpr bool kHasStreamingStores = false;
 #endif
 
 // Writes kBytes from `src` to `dst` with non-temporal stores, the widest this file's ISA
-// flags allow: whole lines go to memory without being read first (see copy.h). `dst` must be
-// aligned to the store width (min(kBytes, 64), a multiple of 16); `src` is a local, aligned
-// the same way. The caller fences once after the last one (streamFence()).
+// flags allow: whole lines go to memory without being read first (see copy.h). `dst` and
+// `src` (a local) must be aligned to the store width: the widest of 64, 32, 16 bytes that
+// divides kBytes and the ISA has. The caller fences once after the last one (streamFence()).
 template <size_t kBytes>
 inline void streamStore(void* dst, const void* src) {
   static_assert(kBytes % 16 == 0, "streaming stores move whole 16-byte units");
