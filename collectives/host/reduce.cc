@@ -77,10 +77,11 @@ const Dispatch& dispatch() {
   return kDispatch;
 }
 
-ReduceFn lookupReducer(const ReduceKernelTable* table, braidDataType_t type, braidRedOp_t op) {
+ReduceFn lookupReducer(const ReduceKernelTable* table, braidDataType_t type, braidRedOp_t op,
+                       bool streaming) {
   if (table == nullptr || !isValidType(type) || !isValidOp(op)) return nullptr;
   if (op == braidAvg) op = braidSum;  // the executor divides once at the end
-  return table->reduce[type][op];
+  return streaming ? table->reduceStreaming[type][op] : table->reduce[type][op];
 }
 
 DivideFn lookupDivider(const ReduceKernelTable* table, braidDataType_t type) {
@@ -127,16 +128,16 @@ ReduceIsa chooseReduceIsa(const char* cap) {
   return ReduceIsa::kPortable;  // always compiled and always runnable
 }
 
-ReduceFn reducerForIsa(braidDataType_t type, braidRedOp_t op, ReduceIsa isa) {
-  return lookupReducer(availableTable(isa), type, op);
+ReduceFn reducerForIsa(braidDataType_t type, braidRedOp_t op, ReduceIsa isa, bool streaming) {
+  return lookupReducer(availableTable(isa), type, op, streaming);
 }
 
 DivideFn dividerForIsa(braidDataType_t type, ReduceIsa isa) {
   return lookupDivider(availableTable(isa), type);
 }
 
-ReduceFn reducerFor(braidDataType_t type, braidRedOp_t op) {
-  return lookupReducer(dispatch().table, type, op);
+ReduceFn reducerFor(braidDataType_t type, braidRedOp_t op, bool streaming) {
+  return lookupReducer(dispatch().table, type, op, streaming);
 }
 
 DivideFn dividerFor(braidDataType_t type) { return lookupDivider(dispatch().table, type); }

@@ -19,7 +19,10 @@ using ReduceFn = void (*)(void* dst, const void* a, const void* b, size_t n);
 using DivideFn = void (*)(void* dst, size_t n, int divisor);
 
 /// The kernel for (type, op); avg maps to sum. nullptr for invalid enums.
-ReduceFn reducerFor(braidDataType_t type, braidRedOp_t op);
+/// With `streaming`, the kernel writes dst with non-temporal stores (same results, bit for
+/// bit): for destinations far larger than the cache, where an ordinary store would first read
+/// each line from memory only to overwrite it (see copy.h). Slower when dst is read soon.
+ReduceFn reducerFor(braidDataType_t type, braidRedOp_t op, bool streaming = false);
 
 /// The divide kernel avg needs for `type`; nullptr for invalid enums.
 DivideFn dividerFor(braidDataType_t type);

@@ -22,6 +22,7 @@ inline constexpr int kReduceTableOps = braidMin + 1;
 /// Every kernel one ISA file provides.
 struct ReduceKernelTable {
   ReduceFn reduce[braidNumTypes][kReduceTableOps];
+  ReduceFn reduceStreaming[braidNumTypes][kReduceTableOps];  // non-temporal stores to dst
   DivideFn divide[braidNumTypes];
 };
 
@@ -45,7 +46,8 @@ ReduceIsa chooseReduceIsa(const char* cap);
 
 /// The kernel for (type, op) on `isa`, ignoring BRAID_REDUCE_ISA; avg maps to sum.
 /// nullptr for invalid enums or when `isa` is not available here.
-ReduceFn reducerForIsa(braidDataType_t type, braidRedOp_t op, ReduceIsa isa);
+ReduceFn reducerForIsa(braidDataType_t type, braidRedOp_t op, ReduceIsa isa,
+                       bool streaming = false);
 /// The divide kernel for `type` on `isa`; nullptr as for reducerForIsa.
 DivideFn dividerForIsa(braidDataType_t type, ReduceIsa isa);
 

@@ -7,10 +7,14 @@
 // Loops run whole blocks, then finish the last partial block through a zero-padded copy,
 // so the tail is computed exactly as the body is (same conversions, same rounding). Each
 // block is loaded from a and b before dst is stored, so dst may alias a or b exactly.
+// Every (type, op) also gets a streaming twin (reduceStreamingKernel) that writes whole
+// blocks of dst with non-temporal stores, for receive-reduces into buffers far larger than
+// the cache; its results are the same bits.
 //
 // Internal linkage on purpose: see reduce_vector.h.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -80,6 +84,43 @@ void reduceKernel(void* dst, const void* a, const void* b, size_t n) {
   if (i < n) reduceTail<Codec, Op>(out + i, in1 + i, in2 + i, n - i);
 }
 
+// A ReduceFn like reduceKernel whose result goes to memory with non-temporal stores, for a
+// destination far larger than the cache (see reducerFor's streaming flag in reduce.h): it
+// saves the read of each destination line before it is overwritten. Elements before the
+// first 64-byte boundary of dst, and the last partial block, go through reduceKernel; so does
+// everything when dst is not element-aligned or the block is no whole number of 16-byte
+// units. Ends with a fence, so a flag published afterwards is ordered after the result.
+template <class Codec, class Op>
+void reduceStreamingKernel(void* dst, const void* a, const void* b, size_t n) {
+  using Storage = typename Codec::Storage;
+  constexpr size_t kElements = Codec::kElements;
+  constexpr size_t kBlockBytes = kElements * sizeof(Storage);
+  constexpr size_t kLineBytes = 64;
+  const auto address = reinterpret_cast<uintptr_t>(dst);
+  if constexpr (!kHasStreamingStores || kBlockBytes % 16 != 0 || kLineBytes % kBlockBytes != 0) {
+    reduceKernel<Codec, Op>(dst, a, b, n);
+  } else {
+    if (address % sizeof(Storage) != 0) return reduceKernel<Codec, Op>(dst, a, b, n);
+    auto* out = static_cast<Storage*>(dst);
+    const auto* in1 = static_cast<const Storage*>(a);
+    const auto* in2 = static_cast<const Storage*>(b);
+    const size_t head =
+        std::min(n, (kLineBytes - address % kLineBytes) % kLineBytes / sizeof(Storage));
+    reduceKernel<Codec, Op>(out, in1, in2, head);
+    size_t i = head;
+    for (; i + kElements <= n; i += kElements) {
+      typename Codec::Block x = Codec::load(in1 + i);
+      const typename Codec::Block y = Codec::load(in2 + i);
+      for (int j = 0; j < Codec::Block::kVectors; ++j) x.v[j] = Op::apply(x.v[j], y.v[j]);
+      alignas(kLineBytes) Storage result[kElements];
+      Codec::store(result, x);
+      streamStore<kBlockBytes>(out + i, result);
+    }
+    if (i < n) reduceKernel<Codec, Op>(out + i, in1 + i, in2 + i, n - i);
+    streamFence();
+  }
+}
+
 template <class Codec>
 inline void divideBlock(typename Codec::Storage* p, LaneOf<Codec> divisor) {
   typename Codec::Block x = Codec::load(p);
@@ -119,12 +160,19 @@ void divideIntegerKernel(void* dst, size_t n, int divisor) {
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<Wide>(p[i]) / d);
 }
 
+// Both kernels of one (type, op): cached stores and streaming stores.
+template <class Codec, class Op>
+constexpr void setReduceKernels(ReduceKernelTable& table, braidDataType_t type, braidRedOp_t op) {
+  table.reduce[type][op] = &reduceKernel<Codec, Op>;
+  table.reduceStreaming[type][op] = &reduceStreamingKernel<Codec, Op>;
+}
+
 template <class Codec>
 constexpr void setFloatKernels(ReduceKernelTable& table, braidDataType_t type) {
-  table.reduce[type][braidSum] = &reduceKernel<Codec, SumOp>;
-  table.reduce[type][braidProd] = &reduceKernel<Codec, ProdOp>;
-  table.reduce[type][braidMax] = &reduceKernel<Codec, MaxOp>;
-  table.reduce[type][braidMin] = &reduceKernel<Codec, MinOp>;
+  setReduceKernels<Codec, SumOp>(table, type, braidSum);
+  setReduceKernels<Codec, ProdOp>(table, type, braidProd);
+  setReduceKernels<Codec, MaxOp>(table, type, braidMax);
+  setReduceKernels<Codec, MinOp>(table, type, braidMin);
   table.divide[type] = &divideFloatKernel<Codec>;
 }
 
@@ -134,10 +182,10 @@ template <size_t kVectorBytes, class T>
 constexpr void setIntegerKernels(ReduceKernelTable& table, braidDataType_t type) {
   using Wrapping = NativeCodec<kVectorBytes, std::make_unsigned_t<T>>;
   using Ordered = NativeCodec<kVectorBytes, T>;
-  table.reduce[type][braidSum] = &reduceKernel<Wrapping, SumOp>;
-  table.reduce[type][braidProd] = &reduceKernel<Wrapping, ProdOp>;
-  table.reduce[type][braidMax] = &reduceKernel<Ordered, MaxOp>;
-  table.reduce[type][braidMin] = &reduceKernel<Ordered, MinOp>;
+  setReduceKernels<Wrapping, SumOp>(table, type, braidSum);
+  setReduceKernels<Wrapping, ProdOp>(table, type, braidProd);
+  setReduceKernels<Ordered, MaxOp>(table, type, braidMax);
+  setReduceKernels<Ordered, MinOp>(table, type, braidMin);
   table.divide[type] = &divideIntegerKernel<T>;
 }
 

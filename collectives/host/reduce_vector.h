@@ -16,6 +16,10 @@
 #include <cstddef>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 namespace braid::coll {
 namespace {  // NOLINT(build/namespaces): see the linkage note above.
 
@@ -53,6 +57,57 @@ inline V loadUnaligned(const T* p) {
 template <class V, class T>
 inline void storeUnaligned(T* p, V v) {
   std::memcpy(p, &v, sizeof(V));
+}
+
+// Whether streamStore() bypasses the cache on this target (else it is a plain copy).
+#if defined(__SSE2__)
+constexpr bool kHasStreamingStores = true;
+#else
+constexpr bool kHasStreamingStores = false;
+#endif
+
+// Writes kBytes from `src` to `dst` with non-temporal stores, the widest this file's ISA
+// flags allow: whole lines go to memory without being read first (see copy.h). `dst` and
+// `src` (a local) must be aligned to the store width: the widest of 64, 32, 16 bytes that
+// divides kBytes and the ISA has. The caller fences once after the last one (streamFence()).
+template <size_t kBytes>
+inline void streamStore(void* dst, const void* src) {
+  static_assert(kBytes % 16 == 0, "streaming stores move whole 16-byte units");
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+#if defined(__AVX512F__)
+  if constexpr (kBytes % 64 == 0) {
+    for (size_t k = 0; k < kBytes; k += 64) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(d + k),
+                          _mm512_load_si512(reinterpret_cast<const __m512i*>(s + k)));
+    }
+    return;
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (kBytes % 32 == 0) {
+    for (size_t k = 0; k < kBytes; k += 32) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(d + k),
+                          _mm256_load_si256(reinterpret_cast<const __m256i*>(s + k)));
+    }
+    return;
+  }
+#endif
+#if defined(__SSE2__)
+  for (size_t k = 0; k < kBytes; k += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + k),
+                     _mm_load_si128(reinterpret_cast<const __m128i*>(s + k)));
+  }
+#else
+  std::memcpy(d, s, kBytes);
+#endif
+}
+
+// Orders earlier streaming stores before later stores (a flag, a counter).
+inline void streamFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 // Each operator applies to one scalar or to a whole vector alike; `|` and `?:` work on both

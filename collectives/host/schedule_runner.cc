@@ -15,6 +15,7 @@ ScheduleRunner::ScheduleRunner(transport::Transport* transport, const Schedule* 
       buffers_(buffers),
       elemSize_(typeSize(type)),
       reduce_(reducerFor(type, op)),
+      reduceStreaming_(reducerFor(type, op, /*streaming=*/true)),
       divide_(dividerFor(type)),
       nranks_(nranks),
       streamStoreBytes_(transport != nullptr ? transport->streamStoreBytes() : 0) {}
@@ -212,7 +213,9 @@ Status ScheduleRunner::start(size_t index, bool* progressed) {
       if (a.kind == ActionKind::kRecvReduce) {
         BRAID_ASSIGN_OR_RETURN(uint8_t * accum, resolve(a.src, false));
         sink.accum = accum;
-        sink.reduce = reduce_;
+        // A destination far larger than the cache: skip its reads, as local copies do.
+        const bool streaming = streamStoreBytes_ != 0 && sink.extentBytes >= streamStoreBytes_;
+        sink.reduce = streaming ? reduceStreaming_ : reduce_;
       }
       return transport_->connector(a.peer)->postRecv(sink, a.dst.bytes, &req);
     }

@@ -121,6 +121,7 @@ class ScheduleRunner {
   Buffers buffers_;
   const size_t elemSize_;
   const ReduceFn reduce_;
+  const ReduceFn reduceStreaming_;  // for receive-reduces into buffers of >= streamStoreBytes_
   const DivideFn divide_;
   const int nranks_;
   const size_t streamStoreBytes_;  // the transport's; 0: local copies never stream

@@ -25,9 +25,9 @@ struct Config {
   // unset (kAutoBytes): from 256 KiB, for send buffers in huge pages
   // (transports/shm/single_copy.h).
   size_t shmSingleCopyBytes = kAutoBytes;
-  // BRAID_STREAM_STORE_BYTES: a receive into a buffer of at least this many bytes writes it
-  // with non-temporal stores (collectives/host/copy.h); 0 off; unset (kAutoBytes): each local
-  // rank's share of the last-level cache.
+  // BRAID_STREAM_STORE_BYTES: a receive (plain or reducing) into a buffer of at least this many
+  // bytes writes it with non-temporal stores (collectives/host/copy.h, reduce.h); 0 off; unset
+  // (kAutoBytes): each local rank's share of the last-level cache.
   static constexpr size_t kAutoBytes = ~size_t{0};
   size_t streamStoreBytes = kAutoBytes;
   // Socket transport.

@@ -1,6 +1,6 @@
 // The sweep under configurations that stress other code paths: tiny FIFOs
 // and an odd chunk size (many slot wraparounds, chunks that split elements'
-// blocks unevenly, waiters that sleep at once, streaming-store copies at odd
+// blocks unevenly, waiters that sleep at once, streaming-store copies and reduces at odd
 // alignments), several socket streams, and
 // the portable and AVX2 reduction kernels instead of the widest one.
 #include <gtest/gtest.h>

@@ -327,7 +327,9 @@ TEST_P(ReduceKernelTest, MatchesReferenceForEveryLengthAndAliasing) {
   if (kernel == nullptr && !reduceIsaAvailable(isa)) {
     GTEST_SKIP() << reduceIsaName(isa) << " is not available on this machine";
   }
+  const ReduceFn streaming = reducerForIsa(type, op, isa, /*streaming=*/true);
   ASSERT_NE(kernel, nullptr);
+  ASSERT_NE(streaming, nullptr);
   EXPECT_EQ(op == braidSum ? reducerForIsa(type, braidAvg, isa) : kernel, kernel)
       << "avg must reuse the sum kernel";
   const size_t size = elementFor(type).size;
@@ -340,6 +342,9 @@ TEST_P(ReduceKernelTest, MatchesReferenceForEveryLengthAndAliasing) {
       const std::vector<uint8_t> got = runKernel(kernel, size, a, b, n, aliasing);
       expectElementsEqual(type, got.data(), expected.data(), n,
                           "n=" + std::to_string(n) + ", " + aliasingName(aliasing));
+      const std::vector<uint8_t> streamed = runKernel(streaming, size, a, b, n, aliasing);
+      expectElementsEqual(type, streamed.data(), expected.data(), n,
+                          "streaming, n=" + std::to_string(n) + ", " + aliasingName(aliasing));
     }
   }
 }
@@ -350,6 +355,42 @@ std::string kernelCaseName(const ::testing::TestParamInfo<KernelCase>& info) {
   static const char* const kOpNames[] = {"sum", "prod", "max", "min"};
   const auto [isa, type, op] = info.param;
   return std::string(reduceIsaName(isa)) + "_" + kTypeNames[type] + "_" + kOpNames[op];
+}
+
+// The streaming kernel switches between cached and non-temporal stores at dst's first 64-byte
+// boundary and before its last partial block: every start offset within a line, with lengths
+// around the block sizes, must still give the reference's elements and touch nothing else.
+TEST_P(ReduceKernelTest, StreamingMatchesReferenceAtEveryLineOffset) {
+  const auto [isa, type, op] = GetParam();
+  const ReduceFn streaming = reducerForIsa(type, op, isa, /*streaming=*/true);
+  if (streaming == nullptr && !reduceIsaAvailable(isa)) {
+    GTEST_SKIP() << reduceIsaName(isa) << " is not available on this machine";
+  }
+  ASSERT_NE(streaming, nullptr);
+  const size_t size = elementFor(type).size;
+  const uint8_t kCanary = 0x5a;
+  uint32_t seed = 7;
+  for (size_t n : {size_t{1}, size_t{31}, size_t{64}, size_t{65}, size_t{200}, size_t{1027}}) {
+    const std::vector<uint8_t> a = makeData(type, n, seed++);
+    const std::vector<uint8_t> b = makeData(type, n, seed++);
+    const std::vector<uint8_t> expected = referenceReduce(type, op, a, b, n);
+    for (size_t shift = 0; shift < 64; shift += size) {
+      // dst starts `shift` bytes past a 64-byte boundary, a canary line on either side.
+      std::vector<uint8_t> buffer(n * size + 3 * 64 + 64, kCanary);
+      uint8_t* line = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64);
+      uint8_t* dst = line + 64 + shift;
+      streaming(dst, a.data(), b.data(), n);
+      const std::string where =
+          "n=" + std::to_string(n) + ", dst at line offset " + std::to_string(shift);
+      expectElementsEqual(type, dst, expected.data(), n, where);
+      for (const uint8_t* p = buffer.data(); p < dst; ++p) {
+        ASSERT_EQ(*p, kCanary) << "write before dst, " << where;
+      }
+      for (const uint8_t* p = dst + n * size; p < buffer.data() + buffer.size(); ++p) {
+        ASSERT_EQ(*p, kCanary) << "write past dst, " << where;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, ReduceKernelTest,
