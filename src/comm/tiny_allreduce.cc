@@ -54,20 +54,25 @@ TinyAllReduce::TinyAllReduce(Comm& comm, size_t maxBytes, SelectionSpec forced)
 }
 
 bool TinyAllReduce::takes(const Op& op) const {
-  if (op.kind != OpKind::kCollective || op.coll != coll::CollKind::kAllReduce) return false;
+  if (op.kind != OpKind::kCollective) return false;
+  if (op.coll == coll::CollKind::kBarrier) {
+    return forced_.empty() || forced_.pick("barrier", 0).empty();
+  }
+  if (op.coll != coll::CollKind::kAllReduce) return false;
   const size_t bytes = op.count * typeSize(op.type);
   if (bytes == 0 || bytes > maxBytes_) return false;
   return forced_.empty() || forced_.pick("allreduce", bytes).empty();
 }
 
 Status TinyAllReduce::run(const Op& op) {
-  const size_t bytes = op.count * typeSize(op.type);
+  const bool barrier = op.coll == coll::CollKind::kBarrier;
+  const size_t bytes = barrier ? 0 : op.count * typeSize(op.type);
   comm_.enter();
   if (comm_.placesRanks()) placeForCall(bytes);
   BRAID_TRACE("%s: %zu elements, tiny, 1 steps", op.apiName, op.count);
   Status s = exchange(op, bytes);
   if (s.isOk()) {
-    reduceInRankOrder(op, bytes);
+    if (!barrier) reduceInRankOrder(op, bytes);
     comm_.flightRecorder().end(s);
   } else {
     comm_.flightRecorder().snapshot(kNoRunners);

@@ -1,6 +1,7 @@
 // The tiny all-reduce: a latency path for all-reduces of at most
-// BRAID_TINY_BYTES per rank (Config::tinyBytes) on a shared-memory
-// communicator of at most kMaxTinyRanks ranks.
+// BRAID_TINY_BYTES per rank (Config::tinyBytes), and for barriers, on a
+// shared-memory communicator of at most kMaxTinyRanks ranks. BRAID_TINY_BYTES=0
+// turns it off; a BRAID_ALGO rule for the collective at the size wins over it.
 //
 // An 8-byte all-reduce between two ranks moves one cache line each way; what
 // it costs on top is host bookkeeping. Measured on the direct path
@@ -32,6 +33,10 @@
 //  - BRAID_CHECK calls never get here (the direct path hands them to the engine),
 //    and a BRAID_ALGO rule that names all-reduce at this size wins over this path.
 //
+// A barrier is an all-reduce of nothing: it takes phase 1 alone, with empty
+// messages (a rank leaves once every peer's message has arrived, i.e. once
+// every peer has entered), in one round instead of dissemination's log2(n).
+//
 // Requests and staging live in this object, one per communicator, so a
 // connector never points at freed memory even after a failed call.
 #pragma once
@@ -60,10 +65,11 @@ class TinyAllReduce {
   /// transport other than shm, one rank or more than kMaxTinyRanks, BRAID_TINY_BYTES=0).
   static std::unique_ptr<TinyAllReduce> createFor(Comm& comm);
 
-  /// Whether `op` (a validated collective on this path's communicator) runs here.
+  /// Whether `op` (a validated collective on this path's communicator) runs here:
+  /// an all-reduce of 1..BRAID_TINY_BYTES bytes per rank, or a barrier.
   bool takes(const Op& op) const;
 
-  /// Runs the all-reduce `op` to completion; on failure the communicator is
+  /// Runs the all-reduce or barrier `op` to completion; on failure the communicator is
   /// marked failed and its peers are told, as on the direct path.
   Status run(const Op& op);
 
