@@ -8,10 +8,12 @@
 // checks; bit-identical results on every rank; tiny calls interleaved with
 // large collectives, grouped calls and other collectives on one communicator
 // (FIFO ordering); the switches that turn the path off; BRAID_CHECK still
-// catching mismatched tiny calls. A peer that dies mid-call is covered by
+// catching mismatched tiny calls; barriers (which take the same exchange)
+// holding every rank until all have entered. A peer that dies mid-call is covered by
 // braid_mp_dead_rank's "tiny" runs (ranks must be processes to be killed).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -198,6 +200,34 @@ TEST_P(TinyAllReduceTest, InterleavesWithLargeAndOtherCollectives) {
         EXPECT_EQ(a[1], sum);
         EXPECT_EQ(b[2], static_cast<float>(nranks));
         EXPECT_EQ(c[0], sum);
+      },
+      SpawnOptions::withTransport("shm"));
+}
+
+// The barrier (one round of empty messages): no rank leaves round k before
+// every rank has entered it. Ranks are threads here, so a shared counter shows it.
+TEST_P(TinyAllReduceTest, BarrierWaitsForEveryRank) {
+  const int nranks = GetParam();
+  constexpr int kRounds = 200;
+  std::vector<std::atomic<int>> entered(kRounds);
+  spawn(
+      nranks,
+      [&](braidComm_t comm, int rank) {
+        Op barrier;
+        barrier.coll = coll::CollKind::kBarrier;
+        barrier.comm = &commOf(comm);
+        ASSERT_NE(commOf(comm).tinyAllReduce(), nullptr);
+        ASSERT_TRUE(commOf(comm).tinyAllReduce()->takes(barrier));
+        for (int round = 0; round < kRounds; ++round) {
+          entered[round].fetch_add(1);
+          ASSERT_EQ(braidBarrier(comm, nullptr), braidSuccess) << braidGetLastError(comm);
+          const int seen = entered[round].load();
+          if (seen != nranks) {
+            ADD_FAILURE() << "rank " << rank << " left barrier " << round << " when " << seen
+                          << " of " << nranks << " ranks had entered it";
+            return;
+          }
+        }
       },
       SpawnOptions::withTransport("shm"));
 }
