@@ -1,5 +1,6 @@
 #include "comm/tiny_allreduce.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -34,8 +35,8 @@ std::unique_ptr<TinyAllReduce> TinyAllReduce::createFor(Comm& comm) {
   Result<SelectionSpec> spec =
       SelectionSpec::parse(config.algorithm, "BRAID_ALGO", Config::collectiveNames());
   if (!spec.isOk()) return nullptr;
-  return std::unique_ptr<TinyAllReduce>(
-      new TinyAllReduce(comm, config.tinyBytes, std::move(spec).value()));
+  const size_t maxBytes = std::min(config.tinyBytes, kMaxInboundBytes / (n - 1));
+  return std::unique_ptr<TinyAllReduce>(new TinyAllReduce(comm, maxBytes, std::move(spec).value()));
 }
 
 TinyAllReduce::TinyAllReduce(Comm& comm, size_t maxBytes, SelectionSpec forced)

@@ -1,5 +1,6 @@
 // The tiny all-reduce: a latency path for all-reduces of at most
-// BRAID_TINY_BYTES per rank (Config::tinyBytes), and for barriers, on a
+// BRAID_TINY_BYTES per rank (Config::tinyBytes; and at most kMaxInboundBytes
+// arriving at each rank in all), and for barriers, on a
 // shared-memory communicator of at most kMaxTinyRanks ranks. BRAID_TINY_BYTES=0
 // turns it off; a BRAID_ALGO rule for the collective at the size wins over it.
 //
@@ -60,13 +61,21 @@ class TinyAllReduce {
  public:
   /// Ranks beyond this pay (n-1) messages per rank where a tree pays log2(n).
   static constexpr int kMaxTinyRanks = 8;
+  /// At most this much arrives at one rank per call, (n-1) x the message: paired runs
+  /// on 4 ranks (2 cores) gained 23% at 2 KiB messages (6 KiB in) and lost 16% at 4 KiB
+  /// (12 KiB in) against the schedules; 3 ranks still gained 24% at 4 KiB (8 KiB in).
+  static constexpr size_t kMaxInboundBytes = 8 << 10;
 
   /// The path for `comm`, or null when the communicator cannot use it (a
   /// transport other than shm, one rank or more than kMaxTinyRanks, BRAID_TINY_BYTES=0).
   static std::unique_ptr<TinyAllReduce> createFor(Comm& comm);
 
+  /// The largest all-reduce message per rank this path takes:
+  /// min(BRAID_TINY_BYTES, kMaxInboundBytes / (nranks - 1)).
+  size_t maxBytes() const { return maxBytes_; }
+
   /// Whether `op` (a validated collective on this path's communicator) runs here:
-  /// an all-reduce of 1..BRAID_TINY_BYTES bytes per rank, or a barrier.
+  /// an all-reduce of 1..maxBytes() bytes per rank, or a barrier.
   bool takes(const Op& op) const;
 
   /// Runs the all-reduce or barrier `op` to completion; on failure the communicator is

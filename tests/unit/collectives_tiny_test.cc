@@ -2,7 +2,7 @@
 //
 // Every case first asks the communicator whether the tiny path takes it, so
 // a test cannot pass on the normal path by accident. Checked: every type x op
-// at counts from 1 element up to BRAID_TINY_BYTES (and one element past it,
+// at counts from 1 element up to the limit (and one element past it,
 // which must not take the path), in place and out of place, against the
 // float64 reference (tests/support/reference.h) with guard and send-buffer
 // checks; bit-identical results on every rank; tiny calls interleaved with
@@ -13,6 +13,7 @@
 // braid_mp_dead_rank's "tiny" runs (ranks must be processes to be killed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -33,6 +34,10 @@ namespace {
 
 constexpr size_t kTinyBytes = 4096;  // Config::tinyBytes, the default
 
+// The largest message the path takes on `nranks`: BRAID_TINY_BYTES, but at most
+// 8 KiB arriving at each rank in all (TinyAllReduce::kMaxInboundBytes).
+size_t tinyLimit(int nranks) { return std::min<size_t>(kTinyBytes, 8192 / (nranks - 1)); }
+
 Comm& commOf(braidComm_t handle) { return *reinterpret_cast<Comm*>(handle); }
 
 // Whether the tiny path takes an all-reduce of `count` x `type` on `handle`.
@@ -52,8 +57,8 @@ bool takesTiny(braidComm_t handle, size_t count, braidDataType_t type, braidRedO
 
 // Counts from 1 to the last that fits kTinyBytes, with the edges around
 // vector widths and the limit itself.
-std::vector<size_t> tinyCounts(braidDataType_t type) {
-  const size_t most = kTinyBytes / typeSize(type);
+std::vector<size_t> tinyCounts(braidDataType_t type, int nranks) {
+  const size_t most = tinyLimit(nranks) / typeSize(type);
   std::vector<size_t> counts;
   for (size_t c : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{8}, size_t{9}, size_t{17},
                    size_t{33}, size_t{100}, most - 1, most}) {
@@ -76,7 +81,7 @@ TEST_P(TinyAllReduceTest, EveryTypeAndOpMatchesTheReference) {
   std::vector<CollectiveCase> cases;
   for (int t = 0; t < braidNumTypes; ++t) {
     for (int o = 0; o < braidNumOps; ++o) {
-      for (size_t count : tinyCounts(static_cast<braidDataType_t>(t))) {
+      for (size_t count : tinyCounts(static_cast<braidDataType_t>(t), nranks)) {
         for (bool inPlace : {false, true}) {
           CollectiveCase c;
           c.type = static_cast<braidDataType_t>(t);
@@ -98,7 +103,8 @@ TEST_P(TinyAllReduceTest, EveryTypeAndOpMatchesTheReference) {
           }
         }
         // One element past the limit goes the normal way, and still agrees.
-        EXPECT_FALSE(takesTiny(comm, kTinyBytes + 1, braidUint8, braidSum));
+        EXPECT_EQ(commOf(comm).tinyAllReduce()->maxBytes(), tinyLimit(nranks));
+        EXPECT_FALSE(takesTiny(comm, tinyLimit(nranks) + 1, braidUint8, braidSum));
         expectCasesPass(comm, rank, cases, 1000);
       },
       SpawnOptions::withTransport("shm"));
