@@ -1,4 +1,4 @@
-// The tiny all-reduce (comm/tiny_allreduce.h) on 2, 3 and 4 ranks over shm.
+// The tiny all-reduce (comm/tiny_allreduce.h) on 2, 3, 4 and 8 ranks (the most it takes) over shm.
 //
 // Every case first asks the communicator whether the tiny path takes it, so
 // a test cannot pass on the normal path by accident. Checked: every type x op
@@ -238,7 +238,7 @@ TEST_P(TinyAllReduceTest, BarrierWaitsForEveryRank) {
       SpawnOptions::withTransport("shm"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, TinyAllReduceTest, ::testing::Values(2, 3, 4),
+INSTANTIATE_TEST_SUITE_P(Ranks, TinyAllReduceTest, ::testing::Values(2, 3, 4, 8),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return std::to_string(info.param) + "ranks";
                          });
