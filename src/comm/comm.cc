@@ -42,6 +42,7 @@ struct SharedSettings {
   uint64_t process = 0;  // getpid(): ranks that are threads of one process share it
   uint64_t chunkBytes = 0;
   uint64_t shmSlotBytes = 0;
+  uint64_t tinyBytes = 0;  // BRAID_TINY_BYTES
   int32_t shmSlots = 0;
   int32_t socketStreams = 0;
   char transport[16] = {};
@@ -86,6 +87,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
       bootstrap::TcpBootstrap::join(id, rank, nranks, comm->config_.timeoutSeconds, tagPrefix));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
+  comm->tiny_ = TinyAllReduce::createFor(*comm);
   if (nranks > 1) {  // a single rank shrinks without meeting anyone
     BRAID_ASSIGN_OR_RETURN(comm->shrink_,
                            ShrinkRendezvous::create(*comm->bootstrap_, comm->config_.socketIfname));
@@ -121,6 +123,7 @@ Status Comm::agreeOnConfig() {
   mine.shmSlotBytes = config_.shmSlotBytes;
   mine.shmSlots = config_.shmSlots;
   mine.socketStreams = config_.socketStreams;
+  mine.tinyBytes = config_.tinyBytes;
   copyName(mine.transport, config_.transport);
   copyName(mine.algorithm, config_.algorithm);
   copyName(mine.protocol, config_.protocol);
@@ -136,6 +139,7 @@ Status Comm::agreeOnConfig() {
   config_.shmSlotBytes = root.shmSlotBytes;
   config_.shmSlots = root.shmSlots;
   config_.socketStreams = root.socketStreams;
+  config_.tinyBytes = root.tinyBytes;
   config_.transport = root.transport;
   config_.algorithm = root.algorithm;
   config_.protocol = root.protocol;
@@ -227,6 +231,8 @@ Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
 }
 
 Status Comm::health() const {
+  // Every call asks; only a failed communicator pays for the lock and the copy.
+  if (!failed_.load(std::memory_order_acquire)) return Status::ok();
   std::lock_guard<std::mutex> lock(mu_);
   return error_;
 }
@@ -236,6 +242,7 @@ void Comm::fail(const Status& error) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!error_.isOk()) return;
     error_ = error;
+    failed_.store(true, std::memory_order_release);
   }
   BRAID_WARN("communicator failed: %s", error.message().c_str());
   if (transport_) transport_->abort(error);

@@ -18,6 +18,7 @@
 #include "comm/flight_recorder.h"
 #include "comm/schedule_cache.h"
 #include "comm/shrink.h"
+#include "comm/tiny_allreduce.h"
 #include "core/config.h"
 #include "core/status.h"
 #include "transports/connector.h"
@@ -77,6 +78,8 @@ class Comm {
 
   /// Schedules already built on this communicator (used by one call at a time).
   ScheduleCache& schedules() { return schedules_; }
+  /// The tiny all-reduce path (comm/tiny_allreduce.h); null where it does not apply.
+  TinyAllReduce* tinyAllReduce() { return tiny_.get(); }
 
   /// Counts calls in flight, so destruction can wait for them to leave.
   void enter() { active_.fetch_add(1); }
@@ -108,11 +111,13 @@ class Comm {
 
   mutable std::mutex mu_;  // guards error_ and lastError_
   Status error_;
+  std::atomic<bool> failed_{false};  // error_ is set (read without the lock)
   std::string lastError_;
 
   std::shared_ptr<const std::vector<int>> hosts_;
   std::vector<uint8_t> scratch_;
   ScheduleCache schedules_;
+  std::unique_ptr<TinyAllReduce> tiny_;  // after transport_ and flight_, which it uses
 };
 
 }  // namespace braid

@@ -10,6 +10,7 @@
 #include "comm/engine.h"
 #include "comm/idle_wait.h"
 #include "comm/stall_diagnosis.h"
+#include "comm/tiny_allreduce.h"
 #include "core/log.h"
 
 namespace braid {
@@ -90,6 +91,9 @@ Status runCollectiveDirect(const Op& op) {
   const bool checked = comm.config().checkArguments && comm.nranks() > 1;
   if (checked || op.coll == coll::CollKind::kAllToAllv) return runOps({&op, 1});
   if (movesNothing(op)) return Status::ok();
+  if (TinyAllReduce* tiny = comm.tinyAllReduce(); tiny != nullptr && tiny->takes(op)) {
+    return tiny->run(op);
+  }
   comm.enter();
   ScheduleCache::Run* run = nullptr;
   Status s = prepareRun(comm, op, &run);

@@ -12,6 +12,8 @@
 //
 // Calls the direct path does not take go to the engine unchanged: BRAID_CHECK
 // (its signature exchange is a stage of its own) and AllToAllv (never cached).
+// Small all-reduces and barriers on shm go on to the tiny path
+// (comm/tiny_allreduce.h), which skips the schedule and its runner as well.
 #pragma once
 
 #include "comm/op.h"

@@ -74,8 +74,20 @@ BufferBytes bufferBytes(const Op& op) {
     case OpKind::kCollective:
       break;
   }
-  const coll::CollArgs args = toCollArgs(op);  // once: building it costs more than the sums
-  return {coll::sendBufferBytes(args), coll::recvBufferBytes(args)};
+  if (op.coll == CollKind::kAllToAllv) {
+    const coll::CollArgs args = toCollArgs(op);  // once: building it costs more than the sums
+    return {coll::sendBufferBytes(args), coll::recvBufferBytes(args)};
+  }
+  // The sums read only the shape: every call pays this, so no copy of the host list
+  // (a shared count, two atomic operations) or of toCollArgs' other fields.
+  coll::CollArgs shape;
+  shape.kind = op.coll;
+  shape.count = op.count;
+  shape.type = op.type;
+  shape.root = op.root;
+  shape.rank = op.comm->rank();
+  shape.nranks = op.comm->nranks();
+  return {coll::sendBufferBytes(shape), coll::recvBufferBytes(shape)};
 }
 
 bool isInPlace(const Op& op) {

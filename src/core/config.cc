@@ -153,6 +153,12 @@ Result<Config> Config::fromEnv() {
         std::to_string(c.socketBufferBytes));
   }
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SPIN", -1, 100000000, &c.spinIterations));
+  BRAID_RETURN_IF_ERROR(readBytes("BRAID_TINY_BYTES", 0, &c.tinyBytes));
+  if (c.tinyBytes > Config::kMaxTinyBytes) {
+    return invalidArgument("BRAID_TINY_BYTES must be at most " +
+                           std::to_string(Config::kMaxTinyBytes) + " bytes, got " +
+                           std::to_string(c.tinyBytes));
+  }
   int check = 0;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_CHECK", 0, 1, &check));
   c.checkArguments = check != 0;

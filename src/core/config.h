@@ -35,6 +35,10 @@ struct Config {
   int socketStreams = 0;         // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
   size_t socketBufferBytes = 0;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
   int spinIterations = -1;       // BRAID_SPIN: polls before a waiter yields; -1: auto
+  // BRAID_TINY_BYTES: all-reduces of at most this many bytes per rank, and barriers, on shm
+  // take the tiny path (comm/tiny_allreduce.h); 0 off; at most kMaxTinyBytes.
+  size_t tinyBytes = 4096;
+  static constexpr size_t kMaxTinyBytes = 64 << 10;
   bool checkArguments = false;   // BRAID_CHECK=1: compare arguments across ranks
   bool p2pDisable = false;  // BRAID_P2P_DISABLE=1: device buffers via the host proxy, not cuda_p2p
 

@@ -4,7 +4,12 @@
 // error that names a peer and a sticky async error; no process may be left
 // behind and no /dev/shm/braid-* segment may outlive the job.
 //
-//   braid_mp_dead_rank <shm|socket> <nranks> <kill|exit|killall>
+//   braid_mp_dead_rank <shm|socket> <nranks> <kill|exit|killall> [tiny]
+//
+// tiny: 8-byte allreduces instead, which take the tiny path on shm
+// (comm/tiny_allreduce.h); the loop then has no iteration cap (thousands of
+// tiny calls pass before the parent's kill lands), and a survivor that never
+// notices is caught by the parent's deadline instead.
 //
 // killall SIGKILLs every rank mid-loop: nobody is left to clean up, so only
 // segments unlinked early (once every peer has mapped them) avoid a leak.
@@ -12,6 +17,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,10 +35,12 @@ namespace {
 
 constexpr int kTimeoutSeconds = 5;
 constexpr size_t kCount = size_t{1} << 22;  // 16 MiB of float32 per allreduce
+constexpr size_t kTinyCount = 2;            // 8 bytes: the tiny path
 constexpr int kProgressIteration = 2;       // ranks report after this many allreduces
 constexpr int kMaxIterations = 100000;      // a survivor that never notices fails here
 
-int runRank(RankProcesses& processes, int rank, int nranks, int victim, bool victimExits) {
+int runRank(RankProcesses& processes, int rank, int nranks, int victim, bool victimExits,
+            bool tiny) {
   braidUniqueId id;
   if (!processes.receiveUniqueId(rank, &id)) return 2;
   braidComm_t comm = nullptr;
@@ -41,11 +49,12 @@ int runRank(RankProcesses& processes, int rank, int nranks, int victim, bool vic
     std::fprintf(stderr, "rank %d: init failed: %s\n", rank, braidGetLastError(nullptr));
     return 2;
   }
-  std::vector<float> buf(kCount, 1.0f);
-  for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
+  const size_t count = tiny ? kTinyCount : kCount;
+  std::vector<float> buf(count, 1.0f);
+  for (int64_t iteration = 0; tiny || iteration < kMaxIterations; ++iteration) {
     if (iteration == kProgressIteration) processes.signalProgress(rank);
     if (victimExits && rank == victim && iteration == kProgressIteration + 1) _exit(3);
-    result = braidAllReduce(buf.data(), buf.data(), kCount, braidFloat32, braidMax, comm, nullptr);
+    result = braidAllReduce(buf.data(), buf.data(), count, braidFloat32, braidMax, comm, nullptr);
     if (result != braidSuccess) break;
   }
   const std::string message = braidGetLastError(comm);
@@ -74,13 +83,14 @@ int runRank(RankProcesses& processes, int rank, int nranks, int victim, bool vic
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s <shm|socket> <nranks> <kill|exit|killall>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <shm|socket> <nranks> <kill|exit|killall> [tiny]\n", argv[0]);
     return 2;
   }
   const std::string transport = argv[1];
   const int nranks = std::atoi(argv[2]);
   const bool victimExits = std::strcmp(argv[3], "exit") == 0;
   const bool killAll = std::strcmp(argv[3], "killall") == 0;
+  const bool tiny = argc > 4 && std::strcmp(argv[4], "tiny") == 0;
   if (nranks < 2) {
     std::fprintf(stderr, "nranks must be at least 2\n");
     return 2;
@@ -92,7 +102,7 @@ int main(int argc, char** argv) {
 
   RankProcesses processes(nranks);
   if (!processes.start(
-          [&](int rank) { return runRank(processes, rank, nranks, victim, victimExits); })) {
+          [&](int rank) { return runRank(processes, rank, nranks, victim, victimExits, tiny); })) {
     return 2;
   }
   braidUniqueId id;

@@ -1,0 +1,185 @@
+#include "comm/tiny_allreduce.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "collectives/host/reduce.h"
+#include "comm/call_failure.h"
+#include "comm/comm.h"
+#include "comm/core_spreading.h"
+#include "comm/idle_wait.h"
+#include "comm/stall_diagnosis.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/types.h"
+
+namespace braid {
+namespace {
+
+// The flight recorder's lists for a call without a schedule.
+const FlightRecorder::Schedules kNoSchedules;
+const FlightRecorder::Runners kNoRunners;
+
+}  // namespace
+
+std::unique_ptr<TinyAllReduce> TinyAllReduce::createFor(Comm& comm) {
+  const Config& config = comm.config();
+  const int n = comm.nranks();
+  transport::Transport* t = comm.transport();
+  if (config.tinyBytes == 0 || n < 2 || n > kMaxTinyRanks || t == nullptr ||
+      std::strcmp(t->name(), "shm") != 0) {
+    return nullptr;
+  }
+  // Comm::agreeOnConfig has parsed rank 0's spec already: it cannot fail here.
+  Result<SelectionSpec> spec =
+      SelectionSpec::parse(config.algorithm, "BRAID_ALGO", Config::collectiveNames());
+  if (!spec.isOk()) return nullptr;
+  const size_t maxBytes = std::min(config.tinyBytes, kMaxInboundBytes / (n - 1));
+  return std::unique_ptr<TinyAllReduce>(new TinyAllReduce(comm, maxBytes, std::move(spec).value()));
+}
+
+TinyAllReduce::TinyAllReduce(Comm& comm, size_t maxBytes, SelectionSpec forced)
+    : comm_(comm),
+      rank_(comm.rank()),
+      nranks_(comm.nranks()),
+      maxBytes_(maxBytes),
+      forced_(std::move(forced)),
+      connectors_(nranks_, nullptr),
+      sends_(nranks_),
+      recvs_(nranks_),
+      staging_(static_cast<size_t>(nranks_) * maxBytes) {
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer != rank_) connectors_[peer] = comm.transport()->connector(peer);
+  }
+}
+
+bool TinyAllReduce::takes(const Op& op) const {
+  if (op.kind != OpKind::kCollective) return false;
+  if (op.coll == coll::CollKind::kBarrier) {
+    return forced_.empty() || forced_.pick("barrier", 0).empty();
+  }
+  if (op.coll != coll::CollKind::kAllReduce) return false;
+  const size_t bytes = op.count * typeSize(op.type);
+  if (bytes == 0 || bytes > maxBytes_) return false;
+  return forced_.empty() || forced_.pick("allreduce", bytes).empty();
+}
+
+Status TinyAllReduce::run(const Op& op) {
+  const bool barrier = op.coll == coll::CollKind::kBarrier;
+  const size_t bytes = barrier ? 0 : op.count * typeSize(op.type);
+  comm_.enter();
+  if (comm_.placesRanks()) placeForCall(bytes);
+  BRAID_TRACE("%s: %zu elements, tiny, 1 steps", op.apiName, op.count);
+  Status s = exchange(op, bytes);
+  if (s.isOk()) {
+    if (!barrier) reduceInRankOrder(op, bytes);
+    comm_.flightRecorder().end(s);
+  } else {
+    comm_.flightRecorder().snapshot(kNoRunners);
+    markCallFailed(comm_, s);
+  }
+  comm_.leave();
+  return s;
+}
+
+Status TinyAllReduce::exchange(const Op& op, size_t bytes) {
+  // Receives first: a peer's message that is already in the FIFO lands at
+  // the first poll. The own input goes out unchanged to every peer.
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer == rank_) continue;
+    transport::RecvSink sink;
+    sink.dst = staged(peer);
+    Status s = connectors_[peer]->postRecv(sink, bytes, &recvs_[peer]);
+    if (s.isOk()) s = connectors_[peer]->postSend(op.send, bytes, &sends_[peer]);
+    if (!s.isOk()) return inCall(s, op.apiName, rank_);  // the context costs a string: errors only
+  }
+  IdleWait idle(comm_.config().timeoutSeconds, comm_.spinRounds());
+  StallDiagnosis stall;
+  bool recorded = false;
+  while (true) {
+    bool progressed = false;
+    Status s;
+    for (int peer = 0; peer < nranks_ && s.isOk(); ++peer) {
+      if (peer == rank_) continue;
+      bool moved = false;
+      s = connectors_[peer]->progress(&moved);
+      progressed = progressed || moved;
+    }
+    if (!recorded) {  // after the first poll, as on the direct path: peers wait for our sends
+      comm_.flightRecorder().begin(op, 1, false, kNoSchedules);
+      recorded = true;
+    }
+    if (!s.isOk()) return inCall(s, op.apiName, rank_);
+    if (allDone()) return Status::ok();
+    if (progressed) {
+      idle.progressed();
+      stall.progressed();
+      continue;
+    }
+    if (comm_.abortRequested()) return abortCalledError(rank_);
+    if (idle.expired()) {
+      const int peer = pendingPeer();
+      if (stall.reportFirst(comm_, peer, idle)) continue;
+      return stallError(comm_, op.apiName, idle.timeoutSeconds(), describePending(), peer);
+    }
+    if (idle.pauseBriefly()) continue;
+    comm_.flightRecorder().snapshot(kNoRunners);
+    s = comm_.transport()->waitForActivity(idle.deadline(), 100);
+    if (!s.isOk()) return inCall(s, op.apiName, rank_);
+  }
+}
+
+void TinyAllReduce::reduceInRankOrder(const Op& op, size_t bytes) {
+  auto* out = static_cast<uint8_t*>(op.recv);
+  // In place, the own input is overwritten by the first combine; a rank past
+  // 1 still needs it later, so it joins the staging area first.
+  if (op.send == op.recv && rank_ >= 2) std::memcpy(staged(rank_), op.send, bytes);
+  auto input = [&](int r) -> const uint8_t* {
+    if (r == rank_ && !(op.send == op.recv && rank_ >= 2)) {
+      return static_cast<const uint8_t*>(op.send);
+    }
+    return staged(r);
+  };
+  const coll::ReduceFn combine = coll::reducerFor(op.type, op.op);
+  combine(out, input(0), input(1), op.count);  // out may alias one input exactly: allowed
+  for (int r = 2; r < nranks_; ++r) combine(out, out, input(r), op.count);
+  if (op.op == braidAvg) coll::dividerFor(op.type)(out, op.count, nranks_);
+}
+
+bool TinyAllReduce::allDone() const {
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer != rank_ && !(recvs_[peer].done && sends_[peer].done)) return false;
+  }
+  return true;
+}
+
+int TinyAllReduce::pendingPeer() const {
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer != rank_ && !recvs_[peer].done) return peer;
+  }
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer != rank_ && !sends_[peer].done) return peer;
+  }
+  return -1;
+}
+
+std::string TinyAllReduce::describePending() const {
+  std::string out = "tiny exchange";
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer == rank_) continue;
+    const transport::Request& r = recvs_[peer];
+    const transport::Request& s = sends_[peer];
+    if (!s.done) {
+      out += ", send to rank " + std::to_string(peer) + " (" + std::to_string(s.completed) + "/" +
+             std::to_string(s.bytes) + " bytes)";
+    }
+    if (!r.done) {
+      out += ", recv from rank " + std::to_string(peer) + " (" + std::to_string(r.completed) + "/" +
+             std::to_string(r.bytes) + " bytes)";
+    }
+  }
+  return out;
+}
+
+}  // namespace braid

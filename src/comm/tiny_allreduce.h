@@ -1,0 +1,109 @@
+// The tiny all-reduce: a latency path for all-reduces of at most
+// BRAID_TINY_BYTES per rank (Config::tinyBytes; and at most kMaxInboundBytes
+// arriving at each rank in all), and for barriers, on a
+// shared-memory communicator of at most kMaxTinyRanks ranks. BRAID_TINY_BYTES=0
+// turns it off; a BRAID_ALGO rule for the collective at the size wins over it.
+//
+// An 8-byte all-reduce between two ranks moves one cache line each way; what
+// it costs on top is host bookkeeping. Measured on the direct path
+// (comm/direct_collective.h), that bookkeeping was spread thin: the schedule
+// cache lookup and runner restart, the runner's step and lane walk, the flight
+// recorder copying the schedule list (atomic reference counts), clock reads.
+// This path keeps only what the guarantees need:
+//
+//   phase 1 (exchange): every rank posts its whole input as one message to
+//     every peer and one receive from every peer into its staging area, on
+//     the ordinary connectors, and polls them until all are done. One round:
+//     no rank waits on a partial result, which also suits ranks that share
+//     cores (4 ranks on 2 cores wake each other once, not log2(n) times).
+//   phase 2 (reduce): every rank combines the n inputs in rank order,
+//     in0 op in1 op ... op in(n-1), then divides once for avg. All ranks run
+//     the same kernels on the same bytes in the same order, so all get the
+//     same bits (min/max with NaN and float sums included).
+//
+// Invariants the normal path gives and this one keeps:
+//  - ordering: it uses the connectors' FIFOs (a message per peer and
+//    direction, posted in call order), so a tiny call between large ones
+//    matches the peer's messages exactly as a schedule would; a size mismatch
+//    (mismatched calls) is the connector's error, naming the peer;
+//  - failure: polling, waiting (IdleWait, Transport::waitForActivity), peer
+//    death and abort detection, BRAID_TIMEOUT and stall diagnosis are those of
+//    the direct path; a failure marks the communicator failed (call_failure.h);
+//  - the flight recorder records the call (begin after the first poll, a
+//    snapshot before sleeping, the end), with no schedule attached;
+//  - BRAID_CHECK calls never get here (the direct path hands them to the engine),
+//    and a BRAID_ALGO rule that names all-reduce at this size wins over this path.
+//
+// A barrier is an all-reduce of nothing: it takes phase 1 alone, with empty
+// messages (a rank leaves once every peer's message has arrived, i.e. once
+// every peer has entered), in one round instead of dissemination's log2(n).
+//
+// Requests and staging live in this object, one per communicator, so a
+// connector never points at freed memory even after a failed call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/op.h"
+#include "core/selection_spec.h"
+#include "core/status.h"
+#include "transports/connector.h"
+
+namespace braid {
+
+class Comm;
+
+class TinyAllReduce {
+ public:
+  /// Ranks beyond this pay (n-1) messages per rank where a tree pays log2(n).
+  static constexpr int kMaxTinyRanks = 8;
+  /// At most this much arrives at one rank per call, (n-1) x the message: paired runs
+  /// on 4 ranks (2 cores) gained 23% at 2 KiB messages (6 KiB in) and lost 16% at 4 KiB
+  /// (12 KiB in) against the schedules; 3 ranks still gained 24% at 4 KiB (8 KiB in).
+  static constexpr size_t kMaxInboundBytes = 8 << 10;
+
+  /// The path for `comm`, or null when the communicator cannot use it (a
+  /// transport other than shm, one rank or more than kMaxTinyRanks, BRAID_TINY_BYTES=0).
+  static std::unique_ptr<TinyAllReduce> createFor(Comm& comm);
+
+  /// The largest all-reduce message per rank this path takes:
+  /// min(BRAID_TINY_BYTES, kMaxInboundBytes / (nranks - 1)).
+  size_t maxBytes() const { return maxBytes_; }
+
+  /// Whether `op` (a validated collective on this path's communicator) runs here:
+  /// an all-reduce of 1..maxBytes() bytes per rank, or a barrier.
+  bool takes(const Op& op) const;
+
+  /// Runs the all-reduce or barrier `op` to completion; on failure the communicator is
+  /// marked failed and its peers are told, as on the direct path.
+  Status run(const Op& op);
+
+ private:
+  TinyAllReduce(Comm& comm, size_t maxBytes, SelectionSpec forced);
+
+  // Phase 1: posts and polls one send and one receive per peer.
+  Status exchange(const Op& op, size_t bytes);
+  // Phase 2: recv = in0 op in1 op ... (op avg: divided by nranks once).
+  void reduceInRankOrder(const Op& op, size_t bytes);
+  bool allDone() const;
+  // What a timeout blames and prints: the first unfinished receive's peer,
+  // else the first unfinished send's.
+  int pendingPeer() const;
+  std::string describePending() const;
+  uint8_t* staged(int rank) { return staging_.data() + static_cast<size_t>(rank) * maxBytes_; }
+
+  Comm& comm_;
+  const int rank_;
+  const int nranks_;
+  const size_t maxBytes_;
+  SelectionSpec forced_;  // BRAID_ALGO as agreed: a rule for all-reduce wins over this path
+  std::vector<transport::Connector*> connectors_;  // by rank; null for this rank
+  std::vector<transport::Request> sends_, recvs_;  // by rank
+  std::vector<uint8_t> staging_;                   // nranks slots of maxBytes_
+};
+
+}  // namespace braid
