@@ -46,9 +46,11 @@ constexpr size_t kAutoSingleCopyBytes = 256 << 10;
 // one read whenever it runs. With a CPU per rank the FIFO pipeline does not wait, and its two
 // memcpy beat one CMA read from 4 KiB pages (3-4x a memcpy when in cache). Only from buffers
 // below the rank's share of the last-level cache (the streaming-store threshold): beyond it the
-// two-copy path writes with streaming stores and CMA does not. Paired runs on the loaded 2-core
-// VM (perf/RESULTS.md, "All-to-all"): 4 ranks 1.35-1.47x at 1-4 MiB; 2 ranks 0.67-0.99x,
-// hence the CPU condition.
+// two-copy path writes with streaming stores and CMA does not. Paired runs on the 2-core VM,
+// single copy against two copies, median of per-pair speed ratios: 4 ranks 1.49x / 1.16x at
+// 1 / 4 MiB (quiet) and 1.92x / 1.04x / 1.15x at 1 / 2 / 4 MiB (loaded, 40 pairs), but 0.63x
+// at 16 MiB (quiet: past the cache share); 2 ranks 0.67-0.99x at 1-8 MiB, hence the CPU
+// condition.
 constexpr size_t kBlockSingleCopyBytes = 64 << 10;
 
 /// Below which buffer size blocks go single-copy on a link where CMA works (0: never):
