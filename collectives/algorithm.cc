@@ -46,14 +46,16 @@ constexpr int kDirectBroadcastMaxRanks = 4;
 // the messages per rank. 4 ranks on the 2-core VM over TCP (perf/ab, 8 B-32 KiB): the chain
 // and the binomial tree both ran 1.2-1.4x the double tree's busbw.
 
-// Up to this many bytes per block, with at least kDirectAllToAllMinRanks ranks on one host,
-// all-to-all posts every exchange in one step ("direct") instead of one peer per step: a
-// rank then moves data with whichever peers are running instead of waiting for one that
-// was descheduled. Paired runs (perf/ab, shm, loaded 2-core VM, 12 rounds): direct ran
-// 1.29x pairwise at 4 KiB and 1.08x at 64 KiB with 4 ranks (1 and 16 KiB blocks),
-// 1.74x and 1.63x with 8 ranks; with 3 ranks 0.95x and 0.91x. From 1 MiB up the two tie
-// (4 ranks, 40 rounds: 0.91-0.97x at 1-4 MiB, 1.03-1.07x at 16-128 MiB).
-constexpr size_t kDirectAllToAllMaxBytes = 16 << 10;
+// With at least kDirectAllToAllMinRanks ranks on one host, all-to-all posts every exchange
+// in one step ("direct") instead of one peer per step: a rank then moves data with
+// whichever peers are running instead of waiting for one that was descheduled. Paired runs
+// (perf/ab, shm, loaded 2-core VM): direct ran 1.29x pairwise at 4 KiB and 1.08x at 64 KiB
+// with 4 ranks (1 and 16 KiB blocks), 1.74x and 1.63x with 8 ranks; with 3 ranks 0.95x and
+// 0.91x. With large blocks read in place (transports/shm/single_copy.h) it wins at every
+// size (median of per-pair ratios, 12-30 pairs): 4 ranks 1.34x / 1.25x / 1.15x / 1.14x /
+// 1.20x / 1.04x / 1.24x at 128 KiB / 256 KiB / 512 KiB / 1 / 2 / 4 / 16 MiB, 8 ranks 1.45x
+// and 1.06x at 1 and 4 MiB (with two copies earlier: 0.91-0.97x at 1-4 MiB, 1.03-1.07x at
+// 16-128 MiB).
 constexpr int kDirectAllToAllMinRanks = 4;
 
 const std::vector<Algorithm>& registry() {
@@ -116,10 +118,7 @@ const char* ruleOfThumb(const CollArgs& args) {
       }
       return "ring";
     case CollKind::kAllToAll:
-      if (bytes <= kDirectAllToAllMaxBytes && args.nranks >= kDirectAllToAllMinRanks &&
-          !spansHosts(args)) {
-        return "direct";
-      }
+      if (args.nranks >= kDirectAllToAllMinRanks && !spansHosts(args)) return "direct";
       [[fallthrough]];
     case CollKind::kAllToAllv:
       // Each block crosses one link; the ring relay moves ~n/2 times more data.

@@ -62,6 +62,9 @@ struct Action {
   /// Index of an action in the same step that must complete before this one
   /// starts (-1: none). Lets a tree reduce its children in a fixed order.
   int after = -1;
+  /// kSend only: the message is a block its receiver only stores (all-to-all), so the
+  /// transport may let the peer read it in place (Connector::postBlockSend).
+  bool block = false;
 };
 
 struct Step {

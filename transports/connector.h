@@ -58,6 +58,16 @@ class Connector {
   /// Queues a message of `bytes` bytes read from `src` (nullptr allowed when bytes == 0).
   virtual Status postSend(const void* src, size_t bytes, Request* req) = 0;
 
+  /// postSend() for a message its receiver only stores, one whole block of a buffer
+  /// `extentBytes` long (an all-to-all block): a transport that can let the peer read the
+  /// source in place may do so where that pays, which the schedule cannot judge but the
+  /// transport can. The caller keeps `src` unchanged until the request is done (a peer may
+  /// read it until then). Default: postSend().
+  virtual Status postBlockSend(const void* src, size_t bytes, size_t extentBytes, Request* req) {
+    (void)extentBytes;
+    return postSend(src, bytes, req);
+  }
+
   /// Queues the receive of the next message, expected to be exactly `bytes` long.
   virtual Status postRecv(const RecvSink& sink, size_t bytes, Request* req) = 0;
 

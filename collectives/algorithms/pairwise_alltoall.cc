@@ -24,6 +24,9 @@
 // stages the input into scratch and every send reads from there. All-to-all's
 // own block lies where it belongs already (same offset in and out), so it is
 // neither staged nor copied; all-to-all-v's is copied from scratch.
+// Every send is marked a block (Action::block): its receiver only stores it, so the
+// transport may let the peer read it in place where that pays (shm: single copy for
+// oversubscribed ranks, see single_copy.h).
 // All-to-all-v sends one message even for an empty block (zero bytes travel
 // and match), so mismatched counts surface as a size error, never a hang.
 #include <algorithm>
@@ -79,7 +82,9 @@ Schedule buildExchanges(const CollArgs& args, const Blocks& blocks, bool allowEm
     const int to = ringPeer(r, n, i);
     const int from = ringPeer(r, n, -i);
     const size_t step = oneStep ? 1 : i;
+    const size_t firstSend = w.actionCount(step);
     w.sendChunks(step, to, source, blocks.send[to], allowEmpty);
+    w.markBlockSends(step, firstSend);
     if (i == 1) recvAt = w.actionCount(step);
     w.recvChunks(step, from, BufferId::kRecv, blocks.recv[from], allowEmpty);
   }

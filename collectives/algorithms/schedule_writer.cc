@@ -67,6 +67,14 @@ void ScheduleWriter::sendChunks(size_t step, int peer, BufferId buf, Slice slice
   }
 }
 
+void ScheduleWriter::markBlockSends(size_t step, size_t first) {
+  if (step >= schedule_.steps.size()) return;
+  std::vector<Action>& actions = schedule_.steps[step].actions;
+  for (size_t i = first; i < actions.size(); ++i) {
+    if (actions[i].kind == ActionKind::kSend) actions[i].block = true;
+  }
+}
+
 void ScheduleWriter::recvChunks(size_t step, int peer, BufferId buf, Slice slice, bool atLeastOne) {
   size_t chunks = numChunks(slice.count, chunkElems_);
   if (chunks == 0 && atLeastOne) chunks = 1;

@@ -45,6 +45,10 @@ class ScheduleWriter {
   /// The receiving side of sendChunks(): cuts `slice` exactly as the sender does.
   void recvChunks(size_t step, int peer, BufferId buf, Slice slice, bool atLeastOne = false);
 
+  /// Marks the sends among actions [first, actionCount(step)) of `step` as blocks their
+  /// receiver only stores (Action::block), which a transport may let the peer read in place.
+  void markBlockSends(size_t step, size_t first);
+
   /// The number of actions in step `step` so far (the index the next add* returns).
   size_t actionCount(size_t step) const {
     return step < schedule_.steps.size() ? schedule_.steps[step].actions.size() : 0;

@@ -202,7 +202,9 @@ Status ScheduleRunner::start(size_t index, bool* progressed) {
   switch (a.kind) {
     case ActionKind::kSend: {
       BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
-      return transport_->connector(a.peer)->postSend(src, a.src.bytes, &req);
+      transport::Connector* connector = transport_->connector(a.peer);
+      if (a.block) return connector->postBlockSend(src, a.src.bytes, bufferBytes(a.src.buf), &req);
+      return connector->postSend(src, a.src.bytes, &req);
     }
     case ActionKind::kRecv:
     case ActionKind::kRecvReduce: {

@@ -102,12 +102,12 @@ TEST(DirectAllToAllTest, MatchesReferenceForEveryRankCount) {
     if (::testing::Test::HasFatalFailure()) return;
   }
 }
-// Direct for small blocks on one host with 4+ ranks; pairwise otherwise and for all-to-all-v.
+// Direct on one host with 4+ ranks, at every size; pairwise otherwise and for all-to-all-v.
 TEST(DirectAllToAllTest, AutomaticSelection) {
-  const size_t limit = (16 << 10) / 4;  // int32 elements in the 16 KiB block limit
   EXPECT_STREQ(defaultAlgorithm(allToAll(0, 4, 1, 1 << 20, false)).name, "direct");
-  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 8, limit, 1 << 20, true)).name, "direct");
-  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 8, limit + 1, 1 << 20, false)).name, "pairwise");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 8, 4096, 1 << 20, true)).name, "direct");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 4, 8 << 20, 1 << 20, false)).name, "direct");
+  EXPECT_STREQ(defaultAlgorithm(allToAll(0, 3, 8 << 20, 1 << 20, false)).name, "pairwise");
   EXPECT_STREQ(defaultAlgorithm(allToAll(0, 3, 1, 1 << 20, false)).name, "pairwise");
   EXPECT_STREQ(defaultAlgorithm(allToAll(0, 2, 1, 1 << 20, false)).name, "pairwise");
   CollArgs twoHosts = allToAll(0, 4, 1, 1 << 20, false);

@@ -7,6 +7,9 @@
 //    copies cover the own block exactly once.
 // 2. In place, all-to-all stages every block but its own into scratch and never
 //    copies the own block (it is already in place); all-to-all-v still stages all.
+// 3. Every send of pairwise and direct all-to-all(-v) is marked a block (Action::block:
+//    the transport may let the peer read it in place); ring all-to-all's relayed
+//    bundles and other collectives' sends are not.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -114,6 +117,57 @@ TEST(PairwiseScheduleTest, InPlaceAllToAllLeavesTheOwnBlockAlone) {
   const Schedule s = pairwise(v);
   EXPECT_EQ(copiedInto(s, BufferId::kScratch, 0, 32), 32u);
   EXPECT_EQ(copiedInto(s, BufferId::kRecv, 0, 12), 12u);
+}
+
+// Counts the sends of `s` and those of them marked as blocks.
+void countSends(const Schedule& s, size_t* sends, size_t* blocks) {
+  *sends = *blocks = 0;
+  for (const Step& step : s.steps) {
+    for (const Action& a : step.actions) {
+      if (a.kind != ActionKind::kSend) continue;
+      ++*sends;
+      *blocks += a.block ? 1 : 0;
+    }
+  }
+}
+
+TEST(PairwiseScheduleTest, AllToAllSendsAreBlocksAndOthersAreNot) {
+  for (const char* algorithm : {"pairwise", "direct", "ring"}) {
+    for (bool inPlace : {false, true}) {
+      for (int rank = 0; rank < 3; ++rank) {
+        SCOPED_TRACE(std::string(algorithm) + (inPlace ? " in place" : "") + " rank " +
+                     std::to_string(rank));
+        Result<Schedule> s = buildSchedule(allToAll(rank, 3, 1000, 1024, inPlace), algorithm);
+        ASSERT_TRUE(s.isOk()) << s.status().message();
+        size_t sends = 0, blocks = 0;
+        countSends(*s, &sends, &blocks);
+        EXPECT_GT(sends, 2u);
+        EXPECT_EQ(blocks, std::string(algorithm) == "ring" ? 0 : sends);
+      }
+    }
+  }
+  CollArgs v = allToAll(1, 3, 0, 1 << 20, false);
+  v.kind = CollKind::kAllToAllv;
+  v.sendCounts = {5, 0, 700};
+  v.sendDispls = {0, 5, 5};
+  v.recvCounts = {3, 0, 9};
+  v.recvDispls = {9, 0, 0};
+  for (const char* algorithm : {"pairwise", "direct"}) {
+    Result<Schedule> s = buildSchedule(v, algorithm);
+    ASSERT_TRUE(s.isOk()) << s.status().message();
+    size_t sends = 0, blocks = 0;
+    countSends(*s, &sends, &blocks);
+    EXPECT_EQ(sends, 2u) << algorithm;  // one per peer, 700 elements in one chunk
+    EXPECT_EQ(blocks, sends) << algorithm;
+  }
+  CollArgs ring = allToAll(0, 3, 1000, 1024, false);
+  ring.kind = CollKind::kAllGather;
+  Result<Schedule> s = buildSchedule(ring, "ring");
+  ASSERT_TRUE(s.isOk()) << s.status().message();
+  size_t sends = 0, blocks = 0;
+  countSends(*s, &sends, &blocks);
+  EXPECT_GT(sends, 0u);
+  EXPECT_EQ(blocks, 0u);
 }
 
 }  // namespace

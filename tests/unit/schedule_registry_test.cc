@@ -73,7 +73,7 @@ TEST(AlgorithmRegistryTest, DefaultsFollowSizeAndRankCount) {
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kReduceScatter, 100, 8)).name, "ring");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllToAll, 100, 8)).name, "direct");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllToAll, 100, 3)).name, "pairwise");
-  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllToAll, 1 << 20, 8)).name, "pairwise");
+  EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllToAll, 1 << 20, 8)).name, "direct");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllToAllv, 100, 8)).name, "pairwise");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kGather, 100, 8)).name, "direct");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kScatter, 100, 8)).name, "direct");

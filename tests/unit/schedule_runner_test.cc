@@ -15,6 +15,8 @@
 //    and the copy and every transfer still land where the schedule says.
 // 5. A copy between spans of different sizes (all-to-all-v whose counts for the
 //    rank itself differ) is an error naming the mismatch, not a partial copy.
+// 6. Sends marked as blocks (Action::block) reach the connector through
+//    postBlockSend with the size of their source buffer; other sends do not.
 #include "collectives/host/schedule_runner.h"
 
 #include <gtest/gtest.h>
@@ -53,6 +55,12 @@ class FakeConnector : public transport::Connector {
     sends_.push_back({static_cast<const uint8_t*>(src), nullptr, req});
     posted.push_back("S" + std::to_string(bytes) + "@" + std::to_string(long(src)));
     return Status::ok();
+  }
+
+  // Notes what a block send tells the transport, then queues it as any send.
+  Status postBlockSend(const void* src, size_t bytes, size_t extentBytes, Request* req) override {
+    blockSends.push_back(std::to_string(bytes) + "/" + std::to_string(extentBytes));
+    return postSend(src, bytes, req);
   }
 
   Status postRecv(const transport::RecvSink& sink, size_t bytes, Request* req) override {
@@ -96,8 +104,9 @@ class FakeConnector : public transport::Connector {
     return Status::ok();
   }
 
-  std::vector<std::string> posted;  // "S<bytes>@<address>" / "R<bytes>@<address>", in order
-  size_t polls = 0;                 // progress() calls so far
+  std::vector<std::string> posted;      // "S<bytes>@<address>" / "R<bytes>@<address>", in order
+  std::vector<std::string> blockSends;  // "<bytes>/<extent>" of each postBlockSend, in order
+  size_t polls = 0;                     // progress() calls so far
 
  private:
   struct Pending {
@@ -418,6 +427,48 @@ TEST(ScheduleRunnerTest, OwnCountsThatDifferAreAnError) {
   EXPECT_NE(status.message().find("12 bytes into a span of 16"), std::string::npos)
       << status.message();
   EXPECT_EQ(std::vector<uint8_t>(recv.begin(), recv.begin() + 16), std::vector<uint8_t>(16, 0));
+}
+
+// Two ranks each send a block (from the send buffer, then from scratch) and a plain message.
+TEST(ScheduleRunnerTest, BlockSendsTellTheConnectorTheirBufferSize) {
+  Wires wires(2);
+  std::vector<std::unique_ptr<FakeTransport>> transports;
+  std::vector<Schedule> schedules(2);
+  std::vector<std::vector<uint8_t>> send(2), recv(2, std::vector<uint8_t>(90, 0xEE)),
+      scratch(2, std::vector<uint8_t>(40));
+  std::vector<std::unique_ptr<ScheduleRunner>> runners;
+  for (int r = 0; r < 2; ++r) {
+    for (int i = 0; i < 300; ++i) send[r].push_back(sendByte(r, i));
+    for (int i = 0; i < 40; ++i) scratch[r][i] = sendByte(r + 2, i);
+    Action block = transfer(ActionKind::kSend, 1 - r, 100, 30);
+    block.block = true;
+    Action scratchBlock = block;
+    scratchBlock.src = Span{BufferId::kScratch, 0, 40};
+    Action plain = transfer(ActionKind::kSend, 1 - r, 0, 20);
+    schedules[r].algorithm = "blocks";
+    schedules[r].steps.push_back(Step{
+        {block, scratchBlock, plain, transfer(ActionKind::kRecv, 1 - r, 0, 30),
+         transfer(ActionKind::kRecv, 1 - r, 30, 40), transfer(ActionKind::kRecv, 1 - r, 70, 20)}});
+    transports.push_back(std::make_unique<FakeTransport>(r, &wires, false));
+  }
+  for (int r = 0; r < 2; ++r) {
+    Buffers b{send[r].data(), recv[r].data(), scratch[r].data(), 300, 90, 40};
+    runners.push_back(std::make_unique<ScheduleRunner>(transports[r].get(), &schedules[r], b,
+                                                       braidUint8, braidSum, 2));
+  }
+  runAll(runners);
+  if (HasFatalFailure()) return;
+  for (int r = 0; r < 2; ++r) {
+    FakeConnector* c = transports[r]->connector(1 - r);
+    EXPECT_EQ(c->blockSends, (std::vector<std::string>{"30/300", "40/40"})) << "rank " << r;
+    EXPECT_EQ(c->posted.size(), 6u) << "rank " << r;
+    for (int i = 0; i < 90; ++i) {
+      const uint8_t want = i < 30   ? sendByte(1 - r, 100 + i)
+                           : i < 70 ? sendByte(1 - r + 2, i - 30)
+                                    : sendByte(1 - r, i - 70);
+      ASSERT_EQ(recv[r][i], want) << "rank " << r << " byte " << i;
+    }
+  }
 }
 
 }  // namespace

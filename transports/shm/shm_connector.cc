@@ -42,6 +42,18 @@ ShmConnector::ShmConnector(int self, int peer, FifoView inbound, FifoView outbou
       streamStoreBytes_(streamStoreBytes) {}
 
 Status ShmConnector::postSend(const void* src, size_t bytes, Request* req) {
+  return queueSend(src, bytes, goesSingleCopy(src, bytes), req);
+}
+
+Status ShmConnector::postBlockSend(const void* src, size_t bytes, size_t extentBytes,
+                                   Request* req) {
+  // The default rule's exception for all-to-all blocks (single_copy.h).
+  const bool block = singleCopy_.blockExtentBelow != 0 && bytes >= kBlockSingleCopyBytes &&
+                     extentBytes < singleCopy_.blockExtentBelow;
+  return queueSend(src, bytes, block || goesSingleCopy(src, bytes), req);
+}
+
+Status ShmConnector::queueSend(const void* src, size_t bytes, bool singleCopy, Request* req) {
   if (req == nullptr) return invalidArgument("shm: send to " + rankName(peer_) + ": null request");
   if (src == nullptr && bytes > 0) {
     return invalidArgument("shm: send of " + std::to_string(bytes) + " bytes to " +
@@ -49,8 +61,7 @@ Status ShmConnector::postSend(const void* src, size_t bytes, Request* req) {
   }
   if (!error_.isOk()) return error_;
   *req = Request{bytes, 0, false};
-  sends_.push_back(
-      PendingSend{static_cast<const uint8_t*>(src), req, 0, goesSingleCopy(src, bytes)});
+  sends_.push_back(PendingSend{static_cast<const uint8_t*>(src), req, 0, singleCopy});
   return Status::ok();
 }
 

@@ -11,7 +11,9 @@
 // the peer only if it is asleep.
 //
 // Single copy (single_copy.h): a send of >= singleCopyBytes (when the link
-// allows it; by default only from a buffer mostly in huge pages) publishes one rendezvous fragment
+// allows it; by default only from a buffer mostly in huge pages, or an all-to-all block
+// (postBlockSend) of >= kBlockSingleCopyBytes from a buffer below blockExtentBelow, which
+// the transport sets only for oversubscribed hosts) publishes one rendezvous fragment
 // and waits in awaitingReads_ until the peer's head passes that fragment, i.e. the peer has read it
 // all. The receiver reads such a message in pieces of at most kPieceBudgetBytes per progress()
 // call, so one huge message does not stall the other links.
@@ -36,6 +38,9 @@ struct SingleCopyLink {
   size_t minBytes = 0;
   PeerMemory peer;             // where the peer's send buffers are read from
   bool hugePagesOnly = false;  // set by the connector when resolving kAutoBytes
+  // Blocks (postBlockSend) of at least kBlockSingleCopyBytes from a buffer smaller than
+  // this go single-copy under the default rule; 0: never (see ShmConnector::postBlockSend).
+  size_t blockExtentBelow = 0;
 };
 
 class ShmConnector : public Connector {
@@ -47,6 +52,7 @@ class ShmConnector : public Connector {
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
+  Status postBlockSend(const void* src, size_t bytes, size_t extentBytes, Request* req) override;
   Status postRecv(const RecvSink& sink, size_t bytes, Request* req) override;
   Status progress(bool* progressed) override;
 
@@ -74,6 +80,7 @@ class ShmConnector : public Connector {
     Request* req;
   };
 
+  Status queueSend(const void* src, size_t bytes, bool singleCopy, Request* req);
   bool goesSingleCopy(const void* src, size_t bytes);
   bool moveSends();  // returns whether anything moved
   bool publishRendezvous(PendingSend& send);

@@ -257,6 +257,8 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
 
   t->connectors_.resize(nranks);
   int singleCopyPeers = 0;
+  size_t blockExtentBelow = 0;  // the links' (all alike where CMA works)
+  const int cpus = shm::hostCpuCount();
   for (int peer = 0; peer < nranks; ++peer) {
     bool samePidNamespace = infos[peer].pidNamespace == infos[rank].pidNamespace;
     t->watches_.emplace_back(infos[peer].pid, samePidNamespace);
@@ -272,6 +274,11 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
     shm::SingleCopyLink link{
         singleCopy ? singleCopyBytes : 0,
         shm::PeerMemory{label(peer), infos[peer].pid, infos[peer].pid == getpid()}};
+    if (singleCopy) {
+      link.blockExtentBelow =
+          shm::blockSingleCopyExtentBelow(singleCopyBytes, nranks, cpus, streamStoreBytes);
+    }
+    blockExtentBelow = std::max(blockExtentBelow, link.blockExtentBelow);
     t->connectors_[peer] = std::make_unique<ShmConnector>(
         label(rank), label(peer), layout->fifo(t->own_->base(), rank, peer),
         layout->fifo(t->peerSegments_[peer]->base(), peer, rank), &t->ownControl(),
@@ -281,11 +288,16 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
       singleCopyBytes == Config::kAutoBytes
           ? "from " + std::to_string(shm::kAutoSingleCopyBytes) + " bytes for buffers in huge pages"
           : "from " + std::to_string(singleCopyBytes) + " bytes";
+  const std::string blockRule =
+      blockExtentBelow == 0
+          ? ""
+          : ", all-to-all blocks from " + std::to_string(shm::kBlockSingleCopyBytes) +
+                " bytes in buffers below " + std::to_string(blockExtentBelow);
   BRAID_INFO(
-      "shm: rank %d connected to %d peer(s), %d slots of %zu bytes per peer, single copy %s "
+      "shm: rank %d connected to %d peer(s), %d slots of %zu bytes per peer, single copy %s%s "
       "with %d of them",
       label(rank), nranks - 1, config.shmSlots, config.shmSlotBytes, singleCopyRule.c_str(),
-      singleCopyPeers);
+      blockRule.c_str(), singleCopyPeers);
   return std::unique_ptr<Transport>(std::move(t));
 }
 

@@ -146,4 +146,16 @@ Status readPeerMemory(const PeerMemory& peer, uint64_t address, void* dst, size_
   return Status::ok();
 }
 
+size_t blockSingleCopyExtentBelow(size_t singleCopyBytes, int localRanks, int cpus,
+                                  size_t streamStoreBytes) {
+  if (singleCopyBytes != Config::kAutoBytes || cpus <= 0 || localRanks <= cpus) return 0;
+  return streamStoreBytes;
+}
+
+int hostCpuCount() {
+  const char* forced = std::getenv("BRAID_SHM_TEST_CPUS");
+  if (forced != nullptr && std::atoi(forced) > 0) return std::atoi(forced);
+  return static_cast<int>(std::max(sysconf(_SC_NPROCESSORS_ONLN), 1L));
+}
+
 }  // namespace braid::transport::shm

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/config.h"
 #include "core/status.h"
 
 namespace braid::transport::shm {
@@ -37,6 +38,29 @@ namespace braid::transport::shm {
 // HugePageScanner::mostlyHuge() says so for the sender's buffer; a number N forces single
 // copy for every message of at least N bytes (hosts with fast CMA); 0 turns it off.
 constexpr size_t kAutoSingleCopyBytes = 256 << 10;
+
+// All-to-all blocks (Connector::postBlockSend) of at least kBlockSingleCopyBytes go
+// single-copy under the default rule from 4 KiB pages too, when the host's ranks outnumber
+// its CPUs: then every hand-over of a FIFO slot needs both ranks on a CPU at once, so a rank
+// waits for a descheduled peer at nearly every slot, while a single-copy block costs the peer
+// one read whenever it runs. With a CPU per rank the FIFO pipeline does not wait, and its two
+// memcpy beat one CMA read from 4 KiB pages (3-4x a memcpy when in cache). Only from buffers
+// below the rank's share of the last-level cache (the streaming-store threshold): beyond it the
+// two-copy path writes with streaming stores and CMA does not. Paired runs on the 2-core VM,
+// single copy against two copies, median of per-pair speed ratios: 4 ranks 1.49x / 1.16x at
+// 1 / 4 MiB (quiet) and 1.92x / 1.04x / 1.15x at 1 / 2 / 4 MiB (loaded, 40 pairs), but 0.63x
+// at 16 MiB (quiet: past the cache share); 2 ranks 0.67-0.99x at 1-8 MiB, hence the CPU
+// condition.
+constexpr size_t kBlockSingleCopyBytes = 64 << 10;
+
+/// Below which buffer size blocks go single-copy on a link where CMA works (0: never):
+/// `streamStoreBytes` when `singleCopyBytes` is the default (Config::kAutoBytes) and
+/// `localRanks` > `cpus`, else 0 (a forced threshold applies to every send alike).
+size_t blockSingleCopyExtentBelow(size_t singleCopyBytes, int localRanks, int cpus,
+                                  size_t streamStoreBytes);
+
+/// The CPUs of this host (online), or BRAID_SHM_TEST_CPUS where a test sets it.
+int hostCpuCount();
 
 /// Asks the kernel which pages of this process are huge (transparent or
 /// hugetlbfs) with the PAGEMAP_SCAN ioctl on /proc/self/pagemap (Linux 6.7+;
