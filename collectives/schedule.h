@@ -52,13 +52,14 @@ enum class ActionKind : uint8_t {
   kRecvReduce,  // receive from `peer`; dst = src (op) incoming   (src may equal dst)
   kCopy,        // dst = src, locally (skipped when they are the same memory)
   kDivide,      // dst /= nranks, locally (avg's single division)
+  kReduce,      // dst = dst (op) src, locally (a received input folded in, in a fixed order)
 };
 
 struct Action {
   ActionKind kind = ActionKind::kCopy;
   int peer = -1;  // comm rank, for kSend / kRecv / kRecvReduce
-  Span dst;       // kRecv, kRecvReduce, kCopy, kDivide
-  Span src;       // kSend, kCopy; kRecvReduce's other operand
+  Span dst;       // kRecv, kRecvReduce, kCopy, kDivide, kReduce
+  Span src;       // kSend, kCopy; kRecvReduce's and kReduce's other operand
   /// Index of an action in the same step that must complete before this one
   /// starts (-1: none). Lets a tree reduce its children in a fixed order.
   int after = -1;

@@ -41,4 +41,8 @@ Schedule buildBinomialBroadcast(const CollArgs& args);
 bool supportsRecursiveDoublingAllReduce(const CollArgs& args);
 Schedule buildRecursiveDoublingAllReduce(const CollArgs& args);
 
+/// Exchange ("exchange"): AllReduce and Barrier of tiny messages; not in the registry: the
+/// tiny path (src/comm/tiny_allreduce.h) chooses it, for every rank alike.
+Schedule buildExchangeAllReduce(const CollArgs& args);
+
 }  // namespace braid::coll

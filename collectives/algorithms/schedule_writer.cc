@@ -54,6 +54,10 @@ int ScheduleWriter::addDivide(size_t step, Span dst, int after) {
   return add(step, Action{ActionKind::kDivide, -1, dst, Span{}, after});
 }
 
+int ScheduleWriter::addReduce(size_t step, Span dst, Span src, int after) {
+  return add(step, Action{ActionKind::kReduce, -1, dst, src, after});
+}
+
 void ScheduleWriter::sendChunks(size_t step, int peer, BufferId buf, Slice slice, bool atLeastOne) {
   size_t chunks = numChunks(slice.count, chunkElems_);
   if (chunks == 0 && atLeastOne) chunks = 1;

@@ -38,6 +38,7 @@ class ScheduleWriter {
   int addRecvReduce(size_t step, int peer, Span dst, Span src, int after = -1);
   int addCopy(size_t step, Span dst, Span src, int after = -1);
   int addDivide(size_t step, Span dst, int after = -1);
+  int addReduce(size_t step, Span dst, Span src, int after = -1);
 
   /// Sends `slice` of `buf` to `peer` within one step as messages of at most one chunk.
   /// With `atLeastOne`, an empty slice still travels as one zero-byte message.

@@ -77,9 +77,12 @@ Result<PlanOp> flattenAction(const Action& a, const PlanBufferSizes& sizes, size
     case ActionKind::kDivide:
       op.kind = PlanOpKind::kDivide;
       break;
+    case ActionKind::kReduce:  // only the host's exchange all-reduce writes it
+      return invalidUsage("device plan: step " + std::to_string(step) +
+                          " has a local reduce, which only the host executor runs");
   }
   const bool readsSrc = a.kind == ActionKind::kSend || a.kind == ActionKind::kRecvReduce ||
-                        a.kind == ActionKind::kCopy;
+                        a.kind == ActionKind::kCopy;  // kReduce was refused above
   const bool writesDst = a.kind != ActionKind::kSend;
   if (readsSrc) {
     BRAID_RETURN_IF_ERROR(checkSpan(a.src, sizes, elemSize, step));

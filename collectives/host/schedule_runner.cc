@@ -244,6 +244,17 @@ Status ScheduleRunner::start(size_t index, bool* progressed) {
       req.done = true;
       return Status::ok();
     }
+    case ActionKind::kReduce: {
+      BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
+      BRAID_ASSIGN_OR_RETURN(uint8_t * dst, resolve(a.dst, true));
+      if (a.src.bytes != a.dst.bytes) {
+        return internalError("schedule '" + schedule_->algorithm + "' step " +
+                             std::to_string(step_) + " reduces spans of different sizes");
+      }
+      if (a.dst.bytes > 0) reduce_(dst, dst, src, a.dst.bytes / elemSize_);
+      req.done = true;
+      return Status::ok();
+    }
     case ActionKind::kDivide: {
       BRAID_ASSIGN_OR_RETURN(uint8_t * dst, resolve(a.dst, true));
       if (a.dst.bytes > 0) divide_(dst, a.dst.bytes / elemSize_, nranks_);

@@ -45,6 +45,7 @@ struct SharedSettings {
   uint64_t tinyBytes = 0;  // BRAID_TINY_BYTES
   int32_t shmSlots = 0;
   int32_t socketStreams = 0;
+  int32_t checkArguments = 0;  // BRAID_CHECK: its signature exchange is a stage of its own
   char transport[16] = {};
   char algorithm[Config::kMaxSpecLength + 1] = {};  // BRAID_ALGO spec
   char protocol[Config::kMaxSpecLength + 1] = {};   // BRAID_PROTO spec
@@ -124,6 +125,7 @@ Status Comm::agreeOnConfig() {
   mine.shmSlots = config_.shmSlots;
   mine.socketStreams = config_.socketStreams;
   mine.tinyBytes = config_.tinyBytes;
+  mine.checkArguments = config_.checkArguments ? 1 : 0;
   copyName(mine.transport, config_.transport);
   copyName(mine.algorithm, config_.algorithm);
   copyName(mine.protocol, config_.protocol);
@@ -140,6 +142,7 @@ Status Comm::agreeOnConfig() {
   config_.shmSlots = root.shmSlots;
   config_.socketStreams = root.socketStreams;
   config_.tinyBytes = root.tinyBytes;
+  config_.checkArguments = root.checkArguments != 0;
   config_.transport = root.transport;
   config_.algorithm = root.algorithm;
   config_.protocol = root.protocol;

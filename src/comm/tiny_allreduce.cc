@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "collectives/algorithms/builders.h"
 #include "collectives/host/reduce.h"
 #include "comm/call_failure.h"
 #include "comm/comm.h"
@@ -16,6 +17,8 @@
 
 namespace braid {
 namespace {
+
+constexpr size_t kCacheLine = 64;
 
 // The flight recorder's lists for a call without a schedule.
 const FlightRecorder::Schedules kNoSchedules;
@@ -48,10 +51,18 @@ TinyAllReduce::TinyAllReduce(Comm& comm, size_t maxBytes, SelectionSpec forced)
       connectors_(nranks_, nullptr),
       sends_(nranks_),
       recvs_(nranks_),
-      staging_(static_cast<size_t>(nranks_) * maxBytes) {
+      slotBytes_((maxBytes + kCacheLine - 1) / kCacheLine * kCacheLine),
+      staging_(static_cast<size_t>(nranks_) * slotBytes_ + kCacheLine),
+      stagingBase_(staging_.data() +
+                   (kCacheLine - reinterpret_cast<uintptr_t>(staging_.data()) % kCacheLine) %
+                       kCacheLine) {
   for (int peer = 0; peer < nranks_; ++peer) {
     if (peer != rank_) connectors_[peer] = comm.transport()->connector(peer);
   }
+}
+
+std::shared_ptr<const coll::Schedule> TinyAllReduce::scheduleFor(const coll::CollArgs& args) {
+  return std::make_shared<const coll::Schedule>(coll::buildExchangeAllReduce(args));
 }
 
 bool TinyAllReduce::takes(const Op& op) const {

@@ -31,8 +31,11 @@
 //    the direct path; a failure marks the communicator failed (call_failure.h);
 //  - the flight recorder records the call (begin after the first poll, a
 //    snapshot before sleeping, the end), with no schedule attached;
-//  - BRAID_CHECK calls never get here (the direct path hands them to the engine),
-//    and a BRAID_ALGO rule that names all-reduce at this size wins over this path.
+//  - the choice depends only on the op and settings every rank agrees on, never
+//    on how a rank grouped the call: the calls the direct path hands to the
+//    engine (grouped, BRAID_CHECK, the device proxy's) run the same exchange as
+//    a schedule (scheduleFor), so one rank's grouped call meets its peer's
+//    ungrouped one; a BRAID_ALGO rule that names all-reduce at this size wins over both.
 //
 // A barrier is an all-reduce of nothing: it takes phase 1 alone, with empty
 // messages (a rank leaves once every peer's message has arrived, i.e. once
@@ -48,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/schedule.h"
 #include "comm/op.h"
 #include "core/selection_spec.h"
 #include "core/status.h"
@@ -82,6 +86,11 @@ class TinyAllReduce {
   /// marked failed and its peers are told, as on the direct path.
   Status run(const Op& op);
 
+  /// The same exchange as a schedule ("exchange", collectives/algorithms/exchange_allreduce.cc),
+  /// for an op takes() accepts that runs in the engine (grouped, BRAID_CHECK): whether a rank
+  /// grouped a call must not change the messages its peers see.
+  static std::shared_ptr<const coll::Schedule> scheduleFor(const coll::CollArgs& args);
+
  private:
   TinyAllReduce(Comm& comm, size_t maxBytes, SelectionSpec forced);
 
@@ -94,7 +103,7 @@ class TinyAllReduce {
   // else the first unfinished send's.
   int pendingPeer() const;
   std::string describePending() const;
-  uint8_t* staged(int rank) { return staging_.data() + static_cast<size_t>(rank) * maxBytes_; }
+  uint8_t* staged(int rank) { return stagingBase_ + static_cast<size_t>(rank) * slotBytes_; }
 
   Comm& comm_;
   const int rank_;
@@ -103,7 +112,11 @@ class TinyAllReduce {
   SelectionSpec forced_;  // BRAID_ALGO as agreed: a rule for all-reduce wins over this path
   std::vector<transport::Connector*> connectors_;  // by rank; null for this rank
   std::vector<transport::Request> sends_, recvs_;  // by rank
-  std::vector<uint8_t> staging_;                   // nranks slots of maxBytes_
+  // nranks slots of slotBytes_ (maxBytes_ rounded up to a cache line, so that every slot
+  // starts on one and 8-byte elements never straddle two) from stagingBase_.
+  const size_t slotBytes_;
+  std::vector<uint8_t> staging_;
+  uint8_t* stagingBase_;  // staging_'s first cache-line boundary
 };
 
 }  // namespace braid

@@ -64,7 +64,7 @@ std::string where(int rank, size_t step, size_t action) {
 }
 
 const char* kindName(ActionKind kind) {
-  static const char* const kNames[] = {"send", "recv", "recv-reduce", "copy", "divide"};
+  static const char* const kNames[] = {"send", "recv", "recv-reduce", "copy", "divide", "reduce"};
   return kNames[static_cast<int>(kind)];
 }
 
@@ -218,7 +218,7 @@ class Simulation {
       }
     }
     bool readsSrc = action.kind == ActionKind::kSend || action.kind == ActionKind::kCopy ||
-                    action.kind == ActionKind::kRecvReduce;
+                    action.kind == ActionKind::kRecvReduce || action.kind == ActionKind::kReduce;
     bool writesDst = action.kind != ActionKind::kSend;
     if (readsSrc) BRAID_RETURN_IF_ERROR(checkSpan(r, action.src, "source"));
     if (writesDst) BRAID_RETURN_IF_ERROR(checkSpan(r, action.dst, "destination"));
@@ -396,6 +396,12 @@ class Simulation {
         uint8_t* dst = resolve(r, action.dst);
         uint8_t* src = resolve(r, action.src);
         if (dst != src && action.dst.bytes > 0) std::memmove(dst, src, action.dst.bytes);
+        return Phase::kDone;
+      }
+      case ActionKind::kReduce: {
+        uint8_t* dst = resolve(r, action.dst);
+        coll::reducerFor(args.type, args.op)(dst, dst, resolve(r, action.src),
+                                             action.dst.bytes / typeSize(args.type));
         return Phase::kDone;
       }
       case ActionKind::kDivide:

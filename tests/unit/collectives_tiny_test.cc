@@ -210,6 +210,56 @@ TEST_P(TinyAllReduceTest, InterleavesWithLargeAndOtherCollectives) {
       SpawnOptions::withTransport("shm"));
 }
 
+// Half the ranks group their tiny all-reduces (the engine runs them as the
+// "exchange" schedule), the others call them one by one (the direct tiny
+// path): grouping is a rank's own business, so both must meet on the wire and
+// agree bit for bit. Before the engine knew the exchange, the grouped ranks
+// ran recursive doubling against the others' exchange and timed out.
+TEST_P(TinyAllReduceTest, GroupedAndUngroupedRanksMeet) {
+  const int nranks = GetParam();
+  constexpr size_t kCount = 16;
+  std::mutex mu;
+  std::vector<std::vector<float>> sums(nranks);
+  spawn(
+      nranks,
+      [&](braidComm_t comm, int rank) {
+        ASSERT_TRUE(takesTiny(comm, kCount, braidFloat32, braidSum));
+        std::vector<float> a(kCount), b(kCount), sum(kCount), max(kCount);
+        for (size_t i = 0; i < kCount; ++i) {  // magnitudes apart: the order of additions shows
+          a[i] = static_cast<float>((i + 1) * (rank % 2 ? 1e4 : 1e-4)) / float(rank + 3);
+          b[i] = static_cast<float>(rank * 100 + i);
+        }
+        for (int round = 0; round < 3; ++round) {
+          const bool grouped = (rank + round) % 2 == 0;
+          if (grouped) ASSERT_EQ(braidGroupStart(), braidSuccess);
+          braidResult_t r1 =
+              braidAllReduce(a.data(), sum.data(), kCount, braidFloat32, braidSum, comm, nullptr);
+          braidResult_t r2 =
+              braidAllReduce(b.data(), max.data(), kCount, braidFloat32, braidMax, comm, nullptr);
+          braidResult_t r3 = grouped ? braidGroupEnd() : braidSuccess;
+          ASSERT_TRUE(r1 == braidSuccess && r2 == braidSuccess && r3 == braidSuccess)
+              << "rank " << rank << (grouped ? " (grouped)" : "") << ": "
+              << braidGetLastError(comm);
+          for (size_t i = 0; i < kCount; ++i) {
+            ASSERT_EQ(max[i], static_cast<float>((nranks - 1) * 100 + i)) << "rank " << rank;
+          }
+          std::lock_guard<std::mutex> lock(mu);
+          sums[rank].insert(sums[rank].end(), sum.begin(), sum.end());
+        }
+      },
+      SpawnOptions::withTransport("shm", 30));
+  for (int r = 0; r < nranks; ++r) {
+    ASSERT_EQ(sums[r].size(), 3 * kCount) << "rank " << r;
+    EXPECT_EQ(std::memcmp(sums[r].data(), sums[0].data(), sums[0].size() * sizeof(float)), 0)
+        << "rank " << r << " differs from rank 0 bitwise";
+    for (size_t i = 0; i < kCount; ++i) {
+      double want = 0;
+      for (int k = 0; k < nranks; ++k) want += (i + 1) * (k % 2 ? 1e4 : 1e-4) / (k + 3);
+      EXPECT_NEAR(sums[r][i], want, 1e-5 * want) << "rank " << r << " element " << i;
+    }
+  }
+}
+
 // The barrier (one round of empty messages): no rank leaves round k before
 // every rank has entered it. Ranks are threads here, so a shared counter shows it.
 TEST_P(TinyAllReduceTest, BarrierWaitsForEveryRank) {
