@@ -39,7 +39,7 @@ struct Config {
   // take the tiny path (comm/tiny_allreduce.h); 0 off; at most kMaxTinyBytes.
   size_t tinyBytes = 4096;
   static constexpr size_t kMaxTinyBytes = 64 << 10;
-  bool checkArguments = false;   // BRAID_CHECK=1: compare arguments across ranks
+  bool checkArguments = false;  // BRAID_CHECK=1: compare arguments across ranks
   bool p2pDisable = false;  // BRAID_P2P_DISABLE=1: device buffers via the host proxy, not cuda_p2p
 
   /// Longest BRAID_ALGO / BRAID_PROTO value (ranks exchange them in fixed-size fields).
