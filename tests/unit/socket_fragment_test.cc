@@ -1,5 +1,5 @@
-// The socket connector's fragment size (BRAID_SOCKET_FRAGMENT_BYTES, up to
-// 1 GiB; 1 MiB by default when a peer has one stream, socket_transport.cc):
+// The socket connector's fragment size (BRAID_SOCKET_FRAGMENT_BYTES: a power
+// of two up to 1 GiB; 256 KiB by default, socket_transport.cc):
 //  - a connector sending whole messages puts one header on the wire for a
 //    message of several default fragments, and the bytes after it are the
 //    message (read here with the wire format of socket_wire.h, not by a

@@ -36,8 +36,6 @@ class SocketConnector final : public Connector {
  public:
   /// Fragments of larger messages are spread over the streams.
   static constexpr size_t kFragmentBytes = 256 << 10;
-  /// The fragment size when a peer has a single stream (socket_transport.cc).
-  static constexpr size_t kSingleStreamFragmentBytes = 1 << 20;
   /// The largest fragment BRAID_SOCKET_FRAGMENT_BYTES allows (FrameHeader::length is 32 bits).
   static constexpr size_t kMaxFragmentBytes = size_t{1} << 30;
   /// Per-stream staging for receives that reduce.

@@ -52,13 +52,13 @@ class SocketTransport final : public Transport {
  public:
   SocketTransport(int rank, Fd epoll) : rank_(rank), epoll_(std::move(epoll)) {}
 
-  /// `fragmentBytes`: BRAID_SOCKET_FRAGMENT_BYTES, 0 for automatic (see fragmentFor).
+  /// `fragmentBytes`: BRAID_SOCKET_FRAGMENT_BYTES, 0 for the default (see fragmentFor).
   Status init(std::vector<std::vector<Fd>> peers, size_t fragmentBytes) {
     connectors_.resize(peers.size());
     waits_.assign(peers.size(), -1);
     for (size_t p = 0; p < peers.size(); ++p) {
       if (static_cast<int>(p) == rank_ || peers[p].empty()) continue;  // empty: not selected
-      const size_t fragment = fragmentFor(fragmentBytes, peers[p].size());
+      const size_t fragment = fragmentFor(fragmentBytes);
       connectors_[p] = std::make_unique<SocketConnector>(
           rank_, static_cast<int>(p), static_cast<int>(peers.size()), std::move(peers[p]), &abort_,
           &waits_, fragment);
@@ -146,18 +146,16 @@ class SocketTransport final : public Transport {
   }
 
  private:
-  // Fragments exist to spread a message over several streams. With one stream
-  // larger ones (1 MiB) save headers and system calls: each sendmsg takes what
-  // the socket buffer has room for instead of stopping at a 256 KiB boundary.
-  // On the 2-core VM, 2 ranks over loopback (perf/ab, paired runs against
-  // 256 KiB): broadcast 1.2-1.3x at 2 and 16 MiB, all-reduce 1.0-1.07x,
-  // all-to-all 0.97-1.03x. Whole messages measured the same as 1 MiB
-  // (0.93-1.08) but would hold back notices and wait reports, which go out
-  // between fragments, for a whole message.
-  static size_t fragmentFor(size_t configured, size_t streams) {
-    if (configured != 0) return configured;
-    return streams == 1 ? SocketConnector::kSingleStreamFragmentBytes
-                        : SocketConnector::kFragmentBytes;
+  // Fragments exist to spread a message over several streams; with one stream
+  // larger ones would save headers and system calls (1 MiB: strace -c of a
+  // 2 MiB all-to-all, 2 ranks, 200 iterations: 7.5k calls instead of 17k).
+  // Paired runs on the 2-core VM, 2 ranks over loopback (perf/ab, 16-24
+  // rounds, 1 MiB or whole messages against 256 KiB) were mixed: broadcast
+  // 1.2-1.4x and 16-128 MiB all-gather/all-reduce/all-to-all 1.0-1.1x faster,
+  // but 2 MiB all-to-all 0.6-0.9x and all-reduce 0.7-1.0x in three runs of
+  // four. So the default stays 256 KiB; BRAID_SOCKET_FRAGMENT_BYTES sets it.
+  static size_t fragmentFor(size_t configured) {
+    return configured != 0 ? configured : SocketConnector::kFragmentBytes;
   }
 
   struct Watch {
@@ -218,7 +216,7 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   if (fragment != 0 && (fragment < 4096 || fragment > SocketConnector::kMaxFragmentBytes ||
                         (fragment & (fragment - 1)) != 0)) {
     return invalidArgument(
-        "socket transport: BRAID_SOCKET_FRAGMENT_BYTES must be 0 (automatic) or a power of two "
+        "socket transport: BRAID_SOCKET_FRAGMENT_BYTES must be 0 (256 KiB) or a power of two "
         "from 4096 to 1 GiB, got " +
         std::to_string(fragment));
   }
