@@ -146,6 +146,7 @@ Result<Config> Config::fromEnv() {
   if (const char* v = std::getenv("BRAID_SOCKET_IFNAME")) c.socketIfname = v;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_NSTREAMS", 0, 64, &c.socketStreams));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_BUFFER_BYTES", 0, &c.socketBufferBytes));
+  BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_FRAGMENT_BYTES", 0, &c.socketFragmentBytes));
   if (c.socketBufferBytes != 0 && c.socketBufferBytes < 4096) {
     return invalidArgument(
         "BRAID_SOCKET_BUFFER_BYTES must be 0 (the kernel sizes the buffers) "

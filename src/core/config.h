@@ -34,6 +34,7 @@ struct Config {
   std::string socketIfname;      // BRAID_SOCKET_IFNAME: interface (prefix) to use
   int socketStreams = 0;         // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
   size_t socketBufferBytes = 0;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
+  size_t socketFragmentBytes = 0;  // BRAID_SOCKET_FRAGMENT_BYTES; 0: auto (socket_transport.cc)
   int spinIterations = -1;       // BRAID_SPIN: polls before a waiter yields; -1: auto
   // BRAID_TINY_BYTES: all-reduces of at most this many bytes per rank, and barriers, on shm
   // take the tiny path (comm/tiny_allreduce.h); 0 off; at most kMaxTinyBytes.

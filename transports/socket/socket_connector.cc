@@ -1,7 +1,7 @@
 // Socket connector: one peer, several TCP streams.
 //
 // Protocol. Messages are numbered per direction (seq 0, 1, ...). A message is
-// cut into fragments of at most kFragmentBytes, each sent as a FrameHeader
+// cut into fragments of at most fragmentBytes_, each sent as a FrameHeader
 // {seq, messageBytes, offset, length} followed by `length` payload bytes; an
 // empty message is one header with length 0. Fragments are handed out lazily:
 // whenever a stream has nothing in flight it takes the next fragment, so a
@@ -13,7 +13,7 @@
 //    header names a message the caller has not posted a receive for yet can
 //    simply stop being read (it "stalls") without blocking older messages,
 //    which other streams carry;
-//  - fragment offsets are multiples of kFragmentBytes, hence of any element
+//  - fragment offsets are multiples of fragmentBytes_, hence of any element
 //    size, so a reducing receive reduces whole elements per fragment; within
 //    a fragment, the partial element at the end of the staging buffer is kept
 //    for the next read;
@@ -56,8 +56,14 @@ Status AbortState::error() const {
 }
 
 SocketConnector::SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams,
-                                 const AbortState* abort, std::vector<int>* waits)
-    : rank_(rank), peer_(peer), nranks_(nranks), abort_(abort), waits_(waits) {
+                                 const AbortState* abort, std::vector<int>* waits,
+                                 size_t fragmentBytes)
+    : rank_(rank),
+      peer_(peer),
+      nranks_(nranks),
+      abort_(abort),
+      waits_(waits),
+      fragmentBytes_(fragmentBytes) {
   streams_.resize(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) streams_[i].fd = std::move(streams[i]);
 }
@@ -129,7 +135,7 @@ bool SocketConnector::assignFragment(Stream& s) {
   size_t index = nextAssignSeq_ - sends_.front().seq;
   if (index >= sends_.size()) return false;
   SendMessage& msg = sends_[index];
-  size_t length = std::min(kFragmentBytes, msg.bytes - msg.nextOffset);
+  size_t length = std::min(fragmentBytes_, msg.bytes - msg.nextOffset);
   s.out = OutFragment{&msg, FrameHeader{msg.seq, msg.bytes, msg.nextOffset,
                                         static_cast<uint32_t>(length), kFrameMagic}};
   msg.nextOffset += length;

@@ -36,14 +36,18 @@ class SocketConnector final : public Connector {
  public:
   /// Fragments of larger messages are spread over the streams.
   static constexpr size_t kFragmentBytes = 256 << 10;
+  /// The largest fragment BRAID_SOCKET_FRAGMENT_BYTES allows (FrameHeader::length is 32 bits).
+  static constexpr size_t kMaxFragmentBytes = size_t{1} << 30;
   /// Per-stream staging for receives that reduce.
   static constexpr size_t kStagingBytes = 128 << 10;
 
   /// This rank `rank` of `nranks` talks to `peer` over `streams`. `abort` and
   /// `waits` (by rank: whom each rank reported waiting for, -1 when none; null
   /// to ignore reports) are owned by the transport, which outlives its connectors.
+  /// Messages are cut into fragments of `fragmentBytes`, a power of two in
+  /// 4 KiB..kMaxFragmentBytes (the caller checks), so offsets split no element.
   SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams, const AbortState* abort,
-                  std::vector<int>* waits = nullptr);
+                  std::vector<int>* waits = nullptr, size_t fragmentBytes = kFragmentBytes);
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
@@ -150,6 +154,7 @@ class SocketConnector final : public Connector {
   const int nranks_;
   const AbortState* const abort_;  // the transport's; outlives this connector
   std::vector<int>* const waits_;  // the transport's; may be null
+  const size_t fragmentBytes_;
   std::vector<Stream> streams_;
   std::deque<SendMessage> sends_;  // posted, not yet done, in seq order
   std::deque<RecvMessage> recvs_;

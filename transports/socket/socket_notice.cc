@@ -203,7 +203,7 @@ void SocketConnector::salvageNotice(int index) {
       // Not consumed: a corrupt notice, or its text is still on its way.
       if (isNotice(s)) return;
       continue;
-    } else if (in.header.magic != kFrameMagic || in.header.length > kFragmentBytes) {
+    } else if (in.header.magic != kFrameMagic || in.header.length > kMaxFragmentBytes) {
       return;  // not a frame: nothing after it can be parsed
     } else if (in.payloadGot == in.header.length) {
       in = InFragment{};  // skipped: on to the next header

@@ -52,14 +52,16 @@ class SocketTransport final : public Transport {
  public:
   SocketTransport(int rank, Fd epoll) : rank_(rank), epoll_(std::move(epoll)) {}
 
-  Status init(std::vector<std::vector<Fd>> peers) {
+  /// `fragmentBytes`: BRAID_SOCKET_FRAGMENT_BYTES, 0 for the default (see fragmentFor).
+  Status init(std::vector<std::vector<Fd>> peers, size_t fragmentBytes) {
     connectors_.resize(peers.size());
     waits_.assign(peers.size(), -1);
     for (size_t p = 0; p < peers.size(); ++p) {
       if (static_cast<int>(p) == rank_ || peers[p].empty()) continue;  // empty: not selected
-      connectors_[p] = std::make_unique<SocketConnector>(rank_, static_cast<int>(p),
-                                                         static_cast<int>(peers.size()),
-                                                         std::move(peers[p]), &abort_, &waits_);
+      const size_t fragment = fragmentFor(fragmentBytes);
+      connectors_[p] = std::make_unique<SocketConnector>(
+          rank_, static_cast<int>(p), static_cast<int>(peers.size()), std::move(peers[p]), &abort_,
+          &waits_, fragment);
       for (int s = 0; s < connectors_[p]->streamCount(); ++s) {
         watches_.push_back(Watch{connectors_[p].get(), s, 0});
       }
@@ -144,6 +146,18 @@ class SocketTransport final : public Transport {
   }
 
  private:
+  // Fragments exist to spread a message over several streams; with one stream
+  // larger ones would save headers and system calls (1 MiB: strace -c of a
+  // 2 MiB all-to-all, 2 ranks, 200 iterations: 7.5k calls instead of 17k).
+  // Paired runs on the 2-core VM, 2 ranks over loopback (perf/ab, 16-24
+  // rounds, 1 MiB or whole messages against 256 KiB) were mixed: broadcast
+  // 1.2-1.4x and 16-128 MiB all-gather/all-reduce/all-to-all 1.0-1.1x faster,
+  // but 2 MiB all-to-all 0.6-0.9x and all-reduce 0.7-1.0x in three runs of
+  // four. So the default stays 256 KiB; BRAID_SOCKET_FRAGMENT_BYTES sets it.
+  static size_t fragmentFor(size_t configured) {
+    return configured != 0 ? configured : SocketConnector::kFragmentBytes;
+  }
+
   struct Watch {
     SocketConnector* conn;  // owned by connectors_, which lives as long as watches_
     int stream;
@@ -198,6 +212,14 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   // against the former fixed 4 MiB) had broadcast 1.34x at 128 MiB and
   // 1.22x at 16 MiB, all-to-all 1.4x at 2 MiB, all-reduce 1.1x at 128 MiB,
   // the rest within noise (0.91-1.10).
+  const size_t fragment = config.socketFragmentBytes;
+  if (fragment != 0 && (fragment < 4096 || fragment > SocketConnector::kMaxFragmentBytes ||
+                        (fragment & (fragment - 1)) != 0)) {
+    return invalidArgument(
+        "socket transport: BRAID_SOCKET_FRAGMENT_BYTES must be 0 (256 KiB) or a power of two "
+        "from 4096 to 1 GiB, got " +
+        std::to_string(fragment));
+  }
   options.socketOptions.sendBufferBytes = config.socketBufferBytes;
   options.socketOptions.recvBufferBytes = config.socketBufferBytes;
   options.deadline = Deadline::in(config.timeoutSeconds);
@@ -208,7 +230,7 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
   if (!epoll.valid()) return systemError("socket transport: epoll_create1", errno);
   auto transport = std::make_unique<SocketTransport>(bootstrap.rank(), std::move(epoll));
-  BRAID_RETURN_IF_ERROR(transport->init(std::move(peers)));
+  BRAID_RETURN_IF_ERROR(transport->init(std::move(peers), fragment));
   return std::unique_ptr<Transport>(std::move(transport));
 }
 
