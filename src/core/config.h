@@ -31,11 +31,11 @@ struct Config {
   static constexpr size_t kAutoBytes = ~size_t{0};
   size_t streamStoreBytes = kAutoBytes;
   // Socket transport.
-  std::string socketIfname;      // BRAID_SOCKET_IFNAME: interface (prefix) to use
-  int socketStreams = 0;         // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
-  size_t socketBufferBytes = 0;  // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
+  std::string socketIfname;        // BRAID_SOCKET_IFNAME: interface (prefix) to use
+  int socketStreams = 0;           // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
+  size_t socketBufferBytes = 0;    // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
   size_t socketFragmentBytes = 0;  // BRAID_SOCKET_FRAGMENT_BYTES; 0: auto (socket_transport.cc)
-  int spinIterations = -1;       // BRAID_SPIN: polls before a waiter yields; -1: auto
+  int spinIterations = -1;         // BRAID_SPIN: polls before a waiter yields; -1: auto
   // BRAID_TINY_BYTES: all-reduces of at most this many bytes per rank, and barriers, on shm
   // take the tiny path (comm/tiny_allreduce.h); 0 off; at most kMaxTinyBytes.
   size_t tinyBytes = 4096;

@@ -56,9 +56,9 @@ class SocketTransport final : public Transport {
   Status init(std::vector<std::vector<Fd>> peers, size_t fragmentBytes) {
     connectors_.resize(peers.size());
     waits_.assign(peers.size(), -1);
+    const size_t fragment = fragmentFor(fragmentBytes);
     for (size_t p = 0; p < peers.size(); ++p) {
       if (static_cast<int>(p) == rank_ || peers[p].empty()) continue;  // empty: not selected
-      const size_t fragment = fragmentFor(fragmentBytes);
       connectors_[p] = std::make_unique<SocketConnector>(
           rank_, static_cast<int>(p), static_cast<int>(peers.size()), std::move(peers[p]), &abort_,
           &waits_, fragment);
