@@ -155,11 +155,20 @@ run_bed() {
   done
 
   # The first rank to fail decides the status; the others are stopped by cleanup.
-  local status=0 pid
+  local status=0 pid rc
   while ((${#RANK_PIDS[@]})); do
+    pid=""
     set +e
     wait -n -p pid "${RANK_PIDS[@]}"
-    local rc=$?
+    rc=$?
+    if [[ -z $pid ]]; then
+      # bash 5.2's `wait -n` can miss a job that ended while the shell was not
+      # waiting (it answers 127 and names none); plain `wait PID` still has
+      # its status, so take the ranks in order instead.
+      pid=${RANK_PIDS[0]}
+      wait "$pid"
+      rc=$?
+    fi
     set -e
     local alive=()
     for r in "${RANK_PIDS[@]}"; do [[ $r != "$pid" ]] && alive+=("$r"); done
