@@ -8,8 +8,7 @@
 #include "comm/comm.h"
 #include "comm/core_spreading.h"
 #include "comm/engine.h"
-#include "comm/idle_wait.h"
-#include "comm/stall_diagnosis.h"
+#include "comm/poll_until_done.h"
 #include "comm/tiny_allreduce.h"
 #include "core/log.h"
 
@@ -45,44 +44,28 @@ Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
   return Status::ok();
 }
 
-// Polls `runner` until it is done, waiting as the engine does when idle.
-// Errors come back with the call named, as the engine words them.
-Status drive(Comm& comm, const Op& op, ScheduleCache::Run& run) {
-  ScheduleRunner& runner = *run.runners.front();
-  IdleWait idle(comm.config().timeoutSeconds, comm.spinRounds());
-  StallDiagnosis stall;
-  bool recorded = false;
-  while (true) {
-    bool progressed = false;
-    Status s = runner.progress(&progressed);
-    if (!recorded) {
-      // Only now, once the first poll has posted this rank's first sends: the
-      // peers wait for those, not for the bookkeeping.
-      comm.flightRecorder().begin(op, 1, false, run.schedules);
-      recorded = true;
-    }
-    if (!s.isOk()) return inCall(s, op.apiName, comm.rank());
-    if (runner.done()) return Status::ok();
-    if (progressed) {
-      idle.progressed();
-      stall.progressed();
-      continue;
-    }
-    if (comm.abortRequested()) return abortCalledError(comm.rank());
-    if (idle.expired()) {
-      bool receiving = false;
-      const int peer = runner.pendingPeer(&receiving);
-      if (stall.reportFirst(comm, peer, idle)) continue;
-      return stallError(comm, op.apiName, idle.timeoutSeconds(), runner.describePending(), peer);
-    }
-    if (idle.pauseBriefly()) continue;
-    comm.flightRecorder().snapshot(run.runners);  // what a signal or a timeout would print
-    transport::Transport* t = comm.transport();
-    s = t != nullptr ? t->waitForActivity(idle.deadline(), 100)
-                     : internalError("a single-rank communicator waits for a peer");
-    if (!s.isOk()) return inCall(s, op.apiName, comm.rank());
+// One call's schedule runner as pollUntilDone's work, recording into the
+// flight recorder with the call's schedules.
+class RunnerWork {
+ public:
+  RunnerWork(Comm& comm, const Op& op, ScheduleCache::Run& run)
+      : comm_(comm), op_(op), run_(run), runner_(*run.runners.front()) {}
+  Status progress(bool* progressed) { return runner_.progress(progressed); }
+  bool done() const { return runner_.done(); }
+  int pendingPeer() const {
+    bool receiving = false;
+    return runner_.pendingPeer(&receiving);
   }
-}
+  std::string describePending() const { return runner_.describePending(); }
+  void recordBegin() { comm_.flightRecorder().begin(op_, 1, false, run_.schedules); }
+  void recordSnapshot() { comm_.flightRecorder().snapshot(run_.runners); }
+
+ private:
+  Comm& comm_;
+  const Op& op_;
+  ScheduleCache::Run& run_;
+  ScheduleRunner& runner_;
+};
 
 }  // namespace
 
@@ -98,7 +81,8 @@ Status runCollectiveDirect(const Op& op) {
   ScheduleCache::Run* run = nullptr;
   Status s = prepareRun(comm, op, &run);
   if (s.isOk()) {
-    s = drive(comm, op, *run);
+    RunnerWork work(comm, op, *run);
+    s = pollUntilDone(comm, op.apiName, work);
   } else {
     s = inCall(s, op.apiName, comm.rank());
   }

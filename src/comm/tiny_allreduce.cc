@@ -9,8 +9,7 @@
 #include "comm/call_failure.h"
 #include "comm/comm.h"
 #include "comm/core_spreading.h"
-#include "comm/idle_wait.h"
-#include "comm/stall_diagnosis.h"
+#include "comm/poll_until_done.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/types.h"
@@ -105,41 +104,23 @@ Status TinyAllReduce::exchange(const Op& op, size_t bytes) {
     if (s.isOk()) s = connectors_[peer]->postSend(op.send, bytes, &sends_[peer]);
     if (!s.isOk()) return inCall(s, op.apiName, rank_);  // the context costs a string: errors only
   }
-  IdleWait idle(comm_.config().timeoutSeconds, comm_.spinRounds());
-  StallDiagnosis stall;
-  bool recorded = false;
-  while (true) {
-    bool progressed = false;
-    Status s;
-    for (int peer = 0; peer < nranks_ && s.isOk(); ++peer) {
-      if (peer == rank_) continue;
-      bool moved = false;
-      s = connectors_[peer]->progress(&moved);
-      progressed = progressed || moved;
-    }
-    if (!recorded) {  // after the first poll, as on the direct path: peers wait for our sends
-      comm_.flightRecorder().begin(op, 1, false, kNoSchedules);
-      recorded = true;
-    }
-    if (!s.isOk()) return inCall(s, op.apiName, rank_);
-    if (allDone()) return Status::ok();
-    if (progressed) {
-      idle.progressed();
-      stall.progressed();
-      continue;
-    }
-    if (comm_.abortRequested()) return abortCalledError(rank_);
-    if (idle.expired()) {
-      const int peer = pendingPeer();
-      if (stall.reportFirst(comm_, peer, idle)) continue;
-      return stallError(comm_, op.apiName, idle.timeoutSeconds(), describePending(), peer);
-    }
-    if (idle.pauseBriefly()) continue;
-    comm_.flightRecorder().snapshot(kNoRunners);
-    s = comm_.transport()->waitForActivity(idle.deadline(), 100);
-    if (!s.isOk()) return inCall(s, op.apiName, rank_);
-  }
+  op_ = &op;
+  return pollUntilDone(comm_, op.apiName, *this);
 }
+
+Status TinyAllReduce::progress(bool* progressed) {
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer == rank_) continue;
+    bool moved = false;
+    BRAID_RETURN_IF_ERROR(connectors_[peer]->progress(&moved));
+    *progressed = *progressed || moved;
+  }
+  return Status::ok();
+}
+
+void TinyAllReduce::recordBegin() { comm_.flightRecorder().begin(*op_, 1, false, kNoSchedules); }
+
+void TinyAllReduce::recordSnapshot() { comm_.flightRecorder().snapshot(kNoRunners); }
 
 void TinyAllReduce::reduceInRankOrder(const Op& op, size_t bytes) {
   auto* out = static_cast<uint8_t*>(op.recv);
@@ -158,7 +139,7 @@ void TinyAllReduce::reduceInRankOrder(const Op& op, size_t bytes) {
   if (op.op == braidAvg) coll::dividerFor(op.type)(out, op.count, nranks_);
 }
 
-bool TinyAllReduce::allDone() const {
+bool TinyAllReduce::done() const {
   for (int peer = 0; peer < nranks_; ++peer) {
     if (peer != rank_ && !(recvs_[peer].done && sends_[peer].done)) return false;
   }

@@ -231,7 +231,9 @@ TEST_P(TinyAllReduceTest, GroupedAndUngroupedRanksMeet) {
         }
         for (int round = 0; round < 3; ++round) {
           const bool grouped = (rank + round) % 2 == 0;
-          if (grouped) ASSERT_EQ(braidGroupStart(), braidSuccess);
+          if (grouped) {
+            ASSERT_EQ(braidGroupStart(), braidSuccess);
+          }
           braidResult_t r1 =
               braidAllReduce(a.data(), sum.data(), kCount, braidFloat32, braidSum, comm, nullptr);
           braidResult_t r2 =
