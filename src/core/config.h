@@ -35,7 +35,9 @@ struct Config {
   int socketStreams = 0;           // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
   size_t socketBufferBytes = 0;    // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
   size_t socketFragmentBytes = 0;  // BRAID_SOCKET_FRAGMENT_BYTES; 0: auto (socket_transport.cc)
-  int spinIterations = -1;         // BRAID_SPIN: polls before a waiter yields; -1: auto
+  // The largest socket fragment (the wire's frame length field is 32 bits).
+  static constexpr size_t kMaxSocketFragmentBytes = size_t{1} << 30;
+  int spinIterations = -1;  // BRAID_SPIN: polls before a waiter yields; -1: auto
   // BRAID_TINY_BYTES: all-reduces of at most this many bytes per rank, and barriers, on shm
   // take the tiny path (comm/tiny_allreduce.h); 0 off; at most kMaxTinyBytes.
   size_t tinyBytes = 4096;

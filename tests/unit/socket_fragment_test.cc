@@ -8,7 +8,9 @@
 //    other 256 KiB fragments (ranks may differ: a receiver assumes no fragment
 //    size), deliver plain and reducing messages in both directions, larger
 //    than a fragment and than the reduce staging buffer and of odd lengths;
-//    results are checked against sums computed here element by element.
+//    results are checked against sums computed here element by element;
+//  - Config::fromEnv takes 0 and powers of two from 4096 to 1 GiB and refuses
+//    anything else with a message naming the variable.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
@@ -17,7 +19,9 @@
 #include <vector>
 
 #include "collectives/host/reduce.h"
+#include "core/config.h"
 #include "core/deadline.h"
+#include "support/spawn.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_util.h"
 #include "transports/socket/socket_wire.h"
@@ -136,6 +140,24 @@ TEST(SocketFragment, WholeAndCutMessagesMeetInBothDirections) {
   EXPECT_EQ(plainOut, plain);
   for (size_t i = 0; i < n1; ++i) ASSERT_EQ(outB[i], accumB[i] + toB[i]) << i;
   for (size_t i = 0; i < n2; ++i) ASSERT_EQ(outA[i], accumA[i] + toA[i]) << i;
+}
+
+TEST(SocketFragment, ConfigTakesPowersOfTwoFrom4KiBTo1GiB) {
+  const std::pair<const char*, size_t> good[] = {
+      {"0", 0}, {"4096", 4096}, {"1M", 1 << 20}, {"1073741824", size_t{1} << 30}};
+  for (const auto& [value, bytes] : good) {
+    testing::ScopedEnv env("BRAID_SOCKET_FRAGMENT_BYTES", value);
+    Result<Config> config = Config::fromEnv();
+    ASSERT_TRUE(config.isOk()) << value << ": " << config.status().message();
+    EXPECT_EQ(config->socketFragmentBytes, bytes) << value;
+  }
+  for (const char* value : {"2048", "12288", "2147483648", "-1", "big"}) {
+    testing::ScopedEnv env("BRAID_SOCKET_FRAGMENT_BYTES", value);
+    Result<Config> config = Config::fromEnv();
+    ASSERT_FALSE(config.isOk()) << value;
+    EXPECT_NE(config.status().message().find("BRAID_SOCKET_FRAGMENT_BYTES"), std::string::npos)
+        << config.status().message();
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "transports/connector.h"
 #include "transports/socket/socket_util.h"
 #include "transports/socket/socket_wire.h"
@@ -37,7 +38,7 @@ class SocketConnector final : public Connector {
   /// Fragments of larger messages are spread over the streams.
   static constexpr size_t kFragmentBytes = 256 << 10;
   /// The largest fragment BRAID_SOCKET_FRAGMENT_BYTES allows (FrameHeader::length is 32 bits).
-  static constexpr size_t kMaxFragmentBytes = size_t{1} << 30;
+  static constexpr size_t kMaxFragmentBytes = Config::kMaxSocketFragmentBytes;
   /// Per-stream staging for receives that reduce.
   static constexpr size_t kStagingBytes = 128 << 10;
 
