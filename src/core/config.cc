@@ -122,6 +122,17 @@ const std::vector<std::string>& Config::collectiveNames() {
   return kNames;
 }
 
+Status checkSocketFragmentBytes(size_t bytes) {
+  if (bytes == 0 ||
+      (bytes >= 4096 && bytes <= Config::kMaxSocketFragmentBytes && (bytes & (bytes - 1)) == 0)) {
+    return Status::ok();
+  }
+  return invalidArgument(
+      "BRAID_SOCKET_FRAGMENT_BYTES must be 0 (automatic) or a power of two from 4096 to 1 GiB, "
+      "got " +
+      std::to_string(bytes));
+}
+
 Result<Config> Config::fromEnv() {
   Config c;
   if (const char* v = std::getenv("BRAID_TIMEOUT"); v != nullptr && *v != '\0') {
@@ -147,13 +158,7 @@ Result<Config> Config::fromEnv() {
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_NSTREAMS", 0, 64, &c.socketStreams));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_BUFFER_BYTES", 0, &c.socketBufferBytes));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_FRAGMENT_BYTES", 0, &c.socketFragmentBytes));
-  if (const size_t f = c.socketFragmentBytes;
-      f != 0 && (f < 4096 || f > Config::kMaxSocketFragmentBytes || (f & (f - 1)) != 0)) {
-    return invalidArgument(
-        "BRAID_SOCKET_FRAGMENT_BYTES must be 0 (256 KiB) or a power of two from 4096 to 1 GiB, "
-        "got " +
-        std::to_string(f));
-  }
+  BRAID_RETURN_IF_ERROR(checkSocketFragmentBytes(c.socketFragmentBytes));
   if (c.socketBufferBytes != 0 && c.socketBufferBytes < 4096) {
     return invalidArgument(
         "BRAID_SOCKET_BUFFER_BYTES must be 0 (the kernel sizes the buffers) "

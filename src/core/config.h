@@ -34,7 +34,7 @@ struct Config {
   std::string socketIfname;        // BRAID_SOCKET_IFNAME: interface (prefix) to use
   int socketStreams = 0;           // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
   size_t socketBufferBytes = 0;    // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
-  size_t socketFragmentBytes = 0;  // BRAID_SOCKET_FRAGMENT_BYTES; 0: auto (socket_transport.cc)
+  size_t socketFragmentBytes = 0;  // BRAID_SOCKET_FRAGMENT_BYTES; 0: auto (socket_transport.h)
   // The largest socket fragment (the wire's frame length field is 32 bits).
   static constexpr size_t kMaxSocketFragmentBytes = size_t{1} << 30;
   int spinIterations = -1;  // BRAID_SPIN: polls before a waiter yields; -1: auto
@@ -53,5 +53,9 @@ struct Config {
   /// Defaults overridden by the environment; a malformed value is an error naming the variable.
   static Result<Config> fromEnv();
 };
+
+/// OK for 0 (automatic) and powers of two from 4096 to kMaxSocketFragmentBytes
+/// (fragment offsets then split no element); else an error naming the variable.
+Status checkSocketFragmentBytes(size_t bytes);
 
 }  // namespace braid

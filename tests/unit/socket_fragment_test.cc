@@ -10,7 +10,9 @@
 //    than a fragment and than the reduce staging buffer and of odd lengths;
 //    results are checked against sums computed here element by element;
 //  - Config::fromEnv takes 0 and powers of two from 4096 to 1 GiB and refuses
-//    anything else with a message naming the variable.
+//    anything else with a message naming the variable;
+//  - 0 means 1 MiB for a peer reached over one stream and 256 KiB for one
+//    striped over several; a configured size wins either way.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
@@ -23,6 +25,7 @@
 #include "core/deadline.h"
 #include "support/spawn.h"
 #include "transports/socket/socket_connector.h"
+#include "transports/socket/socket_transport.h"
 #include "transports/socket/socket_util.h"
 #include "transports/socket/socket_wire.h"
 
@@ -158,6 +161,14 @@ TEST(SocketFragment, ConfigTakesPowersOfTwoFrom4KiBTo1GiB) {
     EXPECT_NE(config.status().message().find("BRAID_SOCKET_FRAGMENT_BYTES"), std::string::npos)
         << config.status().message();
   }
+}
+
+TEST(SocketFragment, DefaultIsOneMiBOnOneStreamAndSmallerWhenStriped) {
+  EXPECT_EQ(socketFragmentBytes(0, 1), size_t{1} << 20);
+  EXPECT_EQ(socketFragmentBytes(0, 2), kFragment);
+  EXPECT_EQ(socketFragmentBytes(0, 8), kFragment);
+  EXPECT_EQ(socketFragmentBytes(4096, 1), 4096u);
+  EXPECT_EQ(socketFragmentBytes(kWhole, 4), kWhole);
 }
 
 }  // namespace

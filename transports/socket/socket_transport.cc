@@ -52,13 +52,13 @@ class SocketTransport final : public Transport {
  public:
   SocketTransport(int rank, Fd epoll) : rank_(rank), epoll_(std::move(epoll)) {}
 
-  /// `fragmentBytes`: BRAID_SOCKET_FRAGMENT_BYTES, 0 for the default (see fragmentFor).
+  /// `fragmentBytes`: BRAID_SOCKET_FRAGMENT_BYTES, 0 for the default (socketFragmentBytes).
   Status init(std::vector<std::vector<Fd>> peers, size_t fragmentBytes) {
     connectors_.resize(peers.size());
     waits_.assign(peers.size(), -1);
-    const size_t fragment = fragmentFor(fragmentBytes);
     for (size_t p = 0; p < peers.size(); ++p) {
       if (static_cast<int>(p) == rank_ || peers[p].empty()) continue;  // empty: not selected
+      const size_t fragment = socketFragmentBytes(fragmentBytes, static_cast<int>(peers[p].size()));
       connectors_[p] = std::make_unique<SocketConnector>(
           rank_, static_cast<int>(p), static_cast<int>(peers.size()), std::move(peers[p]), &abort_,
           &waits_, fragment);
@@ -146,18 +146,6 @@ class SocketTransport final : public Transport {
   }
 
  private:
-  // Fragments exist to spread a message over several streams; with one stream
-  // larger ones would save headers and system calls (1 MiB: strace -c of a
-  // 2 MiB all-to-all, 2 ranks, 200 iterations: 7.5k calls instead of 17k).
-  // Paired runs on the 2-core VM, 2 ranks over loopback (perf/ab, 16-24
-  // rounds, 1 MiB or whole messages against 256 KiB) were mixed: broadcast
-  // 1.2-1.4x and 16-128 MiB all-gather/all-reduce/all-to-all 1.0-1.1x faster,
-  // but 2 MiB all-to-all 0.6-0.9x and all-reduce 0.7-1.0x in three runs of
-  // four. So the default stays 256 KiB; BRAID_SOCKET_FRAGMENT_BYTES sets it.
-  static size_t fragmentFor(size_t configured) {
-    return configured != 0 ? configured : SocketConnector::kFragmentBytes;
-  }
-
   struct Watch {
     SocketConnector* conn;  // owned by connectors_, which lives as long as watches_
     int stream;
@@ -195,6 +183,23 @@ class SocketTransport final : public Transport {
 
 }  // namespace
 
+// Fragments exist to spread a message over several streams (cross-host peers
+// get two, socket_setup.cc); over a single stream they only add headers and
+// system calls (strace -c, 2 ranks, 200 x 2 MiB broadcast: 16.7 sends and
+// 59 receive calls per broadcast with 256 KiB fragments, 4 and 37 with 2 MiB).
+// So one stream takes 1 MiB (the schedules' pipelining chunk, BRAID_CHUNK_BYTES:
+// one fragment per chunk) and several keep 256 KiB. Quiet 2-core VM, 2 ranks
+// over loopback, paired runs (perf/ab, 10 rounds, 1 MiB against 256 KiB):
+// broadcast 1.39x / 1.43x / 0.94x at 1 / 2 / 16 MiB; all-gather, all-reduce,
+// all-to-all and reduce-scatter 0.97-1.12x (medians; 13 of 15 cells >= 1.05x).
+// Under load (session 6, helpers building) 2 MiB all-to-all had lost 0.6-0.9x,
+// and single rounds still swing 0.55-2x either way. 4 MiB measured as 1 MiB.
+size_t socketFragmentBytes(size_t configured, int streams) {
+  constexpr size_t kSingleStreamFragmentBytes = 1 << 20;
+  if (configured != 0) return configured;
+  return streams == 1 ? kSingleStreamFragmentBytes : SocketConnector::kFragmentBytes;
+}
+
 Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, const Config& config,
                                                          std::vector<bool> selection) {
   if (config.socketStreams < 0 || config.socketStreams > 64) {
@@ -212,14 +217,7 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   // against the former fixed 4 MiB) had broadcast 1.34x at 128 MiB and
   // 1.22x at 16 MiB, all-to-all 1.4x at 2 MiB, all-reduce 1.1x at 128 MiB,
   // the rest within noise (0.91-1.10).
-  const size_t fragment = config.socketFragmentBytes;
-  if (fragment != 0 && (fragment < 4096 || fragment > SocketConnector::kMaxFragmentBytes ||
-                        (fragment & (fragment - 1)) != 0)) {
-    return invalidArgument(
-        "socket transport: BRAID_SOCKET_FRAGMENT_BYTES must be 0 (256 KiB) or a power of two "
-        "from 4096 to 1 GiB, got " +
-        std::to_string(fragment));
-  }
+  BRAID_RETURN_IF_ERROR(checkSocketFragmentBytes(config.socketFragmentBytes));
   options.socketOptions.sendBufferBytes = config.socketBufferBytes;
   options.socketOptions.recvBufferBytes = config.socketBufferBytes;
   options.deadline = Deadline::in(config.timeoutSeconds);
@@ -230,7 +228,7 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
   if (!epoll.valid()) return systemError("socket transport: epoll_create1", errno);
   auto transport = std::make_unique<SocketTransport>(bootstrap.rank(), std::move(epoll));
-  BRAID_RETURN_IF_ERROR(transport->init(std::move(peers), fragment));
+  BRAID_RETURN_IF_ERROR(transport->init(std::move(peers), config.socketFragmentBytes));
   return std::unique_ptr<Transport>(std::move(transport));
 }
 

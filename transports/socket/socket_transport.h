@@ -2,6 +2,7 @@
 // non-blocking sockets, epoll for waiting.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -21,5 +22,10 @@ namespace braid::transport {
 /// connector to any other peer is null.
 Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, const Config& config,
                                                          std::vector<bool> selection = {});
+
+/// The fragment size of a peer's connector over `streams` TCP streams:
+/// `configured` (BRAID_SOCKET_FRAGMENT_BYTES) when not 0, else 1 MiB on a
+/// single stream and 256 KiB when a message is striped over several.
+size_t socketFragmentBytes(size_t configured, int streams);
 
 }  // namespace braid::transport
