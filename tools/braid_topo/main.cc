@@ -243,7 +243,8 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "\ntuning table: %d ranks, what automatic selection picks (in brackets: the calibrated\n"
-      "shm model's fastest where it differs by less than the gain selection trusts)\n%s",
+      "shm model's fastest where selection does not follow it: a gain below the one selection\n"
+      "trusts, or a collective the model does not choose for)\n%s",
       o.ranks,
       tuningTable(o.ranks, o.maxBytes,
                   {coll::CollKind::kAllReduce, coll::CollKind::kBroadcast, coll::CollKind::kReduce,
