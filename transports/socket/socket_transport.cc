@@ -192,7 +192,7 @@ class SocketTransport final : public Transport {
 // over loopback, paired runs (perf/ab, 10 rounds, 1 MiB against 256 KiB):
 // broadcast 1.39x / 1.43x / 0.94x at 1 / 2 / 16 MiB; all-gather, all-reduce,
 // all-to-all and reduce-scatter 0.97-1.12x (medians; 13 of 15 cells >= 1.05x).
-// Under load (session 6, helpers building) 2 MiB all-to-all had lost 0.6-0.9x,
+// Under load (parallel builds running) 2 MiB all-to-all had lost 0.6-0.9x,
 // and single rounds still swing 0.55-2x either way. 4 MiB measured as 1 MiB.
 size_t socketFragmentBytes(size_t configured, int streams) {
   constexpr size_t kSingleStreamFragmentBytes = 1 << 20;
