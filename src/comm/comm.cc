@@ -120,7 +120,8 @@ Status Comm::agreeOnConfig() {
   BRAID_ASSIGN_OR_RETURN(mine.host, hostIdentity(rank_, nranks_));
   mine.machine = machineIdentity();
   mine.process = static_cast<uint64_t>(getpid());
-  mine.chunkBytes = config_.chunkBytes;
+  mine.chunkBytes =
+      config_.chunkBytesSet ? config_.chunkBytes : Config::defaultChunkBytes(config_.transport);
   mine.shmSlotBytes = config_.shmSlotBytes;
   mine.shmSlots = config_.shmSlots;
   mine.socketStreams = config_.socketStreams;

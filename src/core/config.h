@@ -18,6 +18,7 @@ struct Config {
   std::string algorithm;        // BRAID_ALGO: "" (auto) or a spec (core/selection_spec.h)
   std::string protocol;         // BRAID_PROTO: "" (auto) or a spec of simple | ll | ll128
   size_t chunkBytes = 1 << 20;  // BRAID_CHUNK_BYTES: pipelining granularity
+  bool chunkBytesSet = false;   // BRAID_CHUNK_BYTES was given; else defaultChunkBytes() rules
   // Shared-memory transport.
   size_t shmSlotBytes = 128 << 10;  // BRAID_SHM_SLOT_BYTES: one FIFO slot
   int shmSlots = 8;                 // BRAID_SHM_SLOTS: FIFO depth per peer and direction
@@ -52,6 +53,10 @@ struct Config {
 
   /// Defaults overridden by the environment; a malformed value is an error naming the variable.
   static Result<Config> fromEnv();
+
+  /// The pipelining chunk when BRAID_CHUNK_BYTES is unset, for the agreed
+  /// BRAID_TRANSPORT: 512 KiB over sockets, 1 MiB otherwise (config.cc says why).
+  static size_t defaultChunkBytes(const std::string& transport);
 };
 
 /// OK for 0 (automatic) and powers of two from 4096 to kMaxSocketFragmentBytes
