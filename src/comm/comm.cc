@@ -11,6 +11,7 @@
 #include "bootstrap/tcp_bootstrap.h"
 #include "collectives/algorithm.h"
 #include "comm/core_spreading.h"
+#include "comm/cpu_share.h"
 #include "comm/flight_signal.h"
 #include "comm/host_identity.h"
 #include "core/log.h"
@@ -40,6 +41,7 @@ struct SharedSettings {
   uint64_t host = 0;
   uint64_t machine = 0;  // CPU sharing; differs from host only for namespaces and overrides
   uint64_t process = 0;  // getpid(): ranks that are threads of one process share it
+  cpu_set_t cpus{};      // the CPUs this rank may use (cpu_share.h)
   uint64_t chunkBytes = 0;
   uint64_t shmSlotBytes = 0;
   uint64_t tinyBytes = 0;  // BRAID_TINY_BYTES
@@ -54,8 +56,11 @@ struct SharedSettings {
 // Ranks on more cores than they have: each rank process takes a core of its
 // own share (core_spreading.h). Ranks that are threads of one process are left
 // alone: *places stays false, and their calls never pin (placeForCall).
-Status spreadLocalRanks(const std::vector<SharedSettings>& all, int rank, bool* places) {
+// Ranks a launcher already bound apart (CpuShare::apart) are left where they are.
+Status spreadLocalRanks(const std::vector<SharedSettings>& all, int rank, const CpuShare& share,
+                        bool* places) {
   *places = false;
+  if (share.apart) return Status::ok();
   const SharedSettings& mine = all[rank];
   int localIndex = 0, localRanks = 0;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -120,6 +125,7 @@ Status Comm::agreeOnConfig() {
   BRAID_ASSIGN_OR_RETURN(mine.host, hostIdentity(rank_, nranks_));
   mine.machine = machineIdentity();
   mine.process = static_cast<uint64_t>(getpid());
+  mine.cpus = usableCpus();
   mine.chunkBytes =
       config_.chunkBytesSet ? config_.chunkBytes : Config::defaultChunkBytes(config_.transport);
   mine.shmSlotBytes = config_.shmSlotBytes;
@@ -153,18 +159,22 @@ Status Comm::agreeOnConfig() {
   hosts_ = std::make_shared<const std::vector<int>>(hostIndices(identities));
   bool oneHost = std::all_of(all.begin(), all.end(),
                              [&](const SharedSettings& s) { return s.host == root.host; });
+  std::vector<cpu_set_t> localMasks;
+  for (const SharedSettings& s : all) {
+    if (s.machine == mine.machine) localMasks.push_back(s.cpus);
+  }
+  const CpuShare share = shareCpus(localMasks);
+  config_.hostCpus = share.cpus;
   spinAuto_ = config_.spinIterations < 0;
   if (config_.spinIterations < 0) {
     // Spinning only pays when every local rank has a core: when ranks share
     // cores, a spinning rank steals the time slice of the peer it waits for.
-    int localRanks =
-        static_cast<int>(std::count_if(all.begin(), all.end(), [&](const SharedSettings& s) {
-          return s.machine == mine.machine;
-        }));
-    const int cores = usableCpuCount();
-    config_.spinIterations = localRanks <= cores ? kSpinIterations : 0;
+    // Ranks a launcher bound apart have cores of their own, as pinned ones do.
+    config_.spinIterations = share.oversubscribed() ? 0
+                             : share.apart          ? kOwnCoreSpinIterations
+                                                    : kSpinIterations;
   }
-  BRAID_RETURN_IF_ERROR(spreadLocalRanks(all, rank_, &placesRanks_));
+  BRAID_RETURN_IF_ERROR(spreadLocalRanks(all, rank_, share, &placesRanks_));
   // Rank 0's BRAID_ALGO now rules; a name no algorithm has fails here, on every rank.
   Result<SelectionSpec> spec =
       SelectionSpec::parse(config_.algorithm, "BRAID_ALGO", Config::collectiveNames());

@@ -164,12 +164,18 @@ void placeForCall(size_t callBytes) {
   threadPlace = ThreadPlace::kPinned;
 }
 
-int usableCpuCount() {
+cpu_set_t usableCpus() {
   Placement& p = placement();
-  if (p.cpu.load(std::memory_order_acquire) >= 0) return CPU_COUNT(&p.own);
+  if (p.cpu.load(std::memory_order_acquire) >= 0) return p.own;
   cpu_set_t now;
   CPU_ZERO(&now);
-  return sched_getaffinity(0, sizeof(now), &now) == 0 ? std::max(CPU_COUNT(&now), 1) : 1;
+  if (sched_getaffinity(0, sizeof(now), &now) != 0) CPU_ZERO(&now);
+  return now;
+}
+
+int usableCpuCount() {
+  const cpu_set_t cpus = usableCpus();
+  return std::max(CPU_COUNT(&cpus), 1);
 }
 
 bool pinnedToOwnCore() {

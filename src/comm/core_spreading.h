@@ -29,6 +29,8 @@
 // to pin is not an error: the ranks still work, as the scheduler places them.
 #pragma once
 
+#include <sched.h>
+
 #include <cstddef>
 
 #include "core/status.h"
@@ -80,9 +82,12 @@ Status spreadOverCores(int localIndex, int localRanks, int* pinnedCpu);
 /// placed so.
 void placeForCall(size_t callBytes);
 
-/// CPUs this process may use: those of the affinity found when the placement
-/// was decided (pinning must not make a later communicator think it has one
-/// CPU), else of the calling thread's affinity now; at least 1.
+/// The CPUs this process may use: the affinity found when the placement was
+/// decided (pinning must not make a later communicator think it has one CPU),
+/// else the calling thread's affinity now; empty when the kernel will not say.
+cpu_set_t usableCpus();
+
+/// How many usableCpus() holds; at least 1.
 int usableCpuCount();
 
 /// True while the calling thread is pinned to a CPU that no other rank of

@@ -39,6 +39,9 @@ struct Config {
   // The largest socket fragment (the wire's frame length field is 32 bits).
   static constexpr size_t kMaxSocketFragmentBytes = size_t{1} << 30;
   int spinIterations = -1;  // BRAID_SPIN: polls before a waiter yields; -1: auto
+  // Not a variable: the CPUs this host's ranks may use together (comm/cpu_share.h), found
+  // when a communicator is created, for the transports; 0 before then.
+  int hostCpus = 0;
   // BRAID_TINY_BYTES: all-reduces of at most this many bytes per rank, and barriers, on shm
   // take the tiny path (comm/tiny_allreduce.h); 0 off; at most kMaxTinyBytes.
   size_t tinyBytes = 4096;

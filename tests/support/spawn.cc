@@ -40,6 +40,7 @@ void spawn(int nranks, const RankBody& body, const SpawnOptions& options) {
   threads.reserve(nranks);
   for (int rank = 0; rank < nranks; ++rank) {
     threads.emplace_back([&, rank] {
+      if (options.beforeInit) options.beforeInit(rank);
       braidComm_t comm = nullptr;
       braidResult_t result = braidCommInitRank(&comm, nranks, id, rank);
       if (result != braidSuccess) {

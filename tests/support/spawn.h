@@ -36,6 +36,9 @@ struct SpawnOptions {
     env.emplace_back(name, value);
     return *this;
   }
+
+  /// Runs on each rank's thread just before braidCommInitRank (e.g. to set its affinity).
+  std::function<void(int rank)> beforeInit;
 };
 
 using RankBody = std::function<void(braidComm_t comm, int rank)>;

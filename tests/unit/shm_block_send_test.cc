@@ -172,9 +172,12 @@ TEST(ShmBlockSend, RuleNeedsDefaultThresholdAndMoreRanksThanCpus) {
 TEST(ShmBlockSend, CpuCountTestHook) {
   {
     ScopedEnv env("BRAID_SHM_TEST_CPUS", "3");
-    EXPECT_EQ(shm::hostCpuCount(), 3);
+    EXPECT_EQ(shm::hostCpuCount(0), 3);
+    EXPECT_EQ(shm::hostCpuCount(5), 3);  // the hook wins over the ranks' masks
   }
-  EXPECT_GE(shm::hostCpuCount(), 1);
+  ScopedEnv unset("BRAID_SHM_TEST_CPUS", "");
+  EXPECT_EQ(shm::hostCpuCount(5), 5);  // the ranks' masks, not the machine's CPUs
+  EXPECT_GE(shm::hostCpuCount(0), 1);
 }
 
 }  // namespace

@@ -258,7 +258,7 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
   t->connectors_.resize(nranks);
   int singleCopyPeers = 0;
   size_t blockExtentBelow = 0;  // the links' (all alike where CMA works)
-  const int cpus = shm::hostCpuCount();
+  const int cpus = shm::hostCpuCount(config.hostCpus);
   for (int peer = 0; peer < nranks; ++peer) {
     bool samePidNamespace = infos[peer].pidNamespace == infos[rank].pidNamespace;
     t->watches_.emplace_back(infos[peer].pid, samePidNamespace);

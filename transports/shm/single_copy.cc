@@ -152,9 +152,10 @@ size_t blockSingleCopyExtentBelow(size_t singleCopyBytes, int localRanks, int cp
   return streamStoreBytes;
 }
 
-int hostCpuCount() {
+int hostCpuCount(int hostCpus) {
   const char* forced = std::getenv("BRAID_SHM_TEST_CPUS");
   if (forced != nullptr && std::atoi(forced) > 0) return std::atoi(forced);
+  if (hostCpus > 0) return hostCpus;
   return static_cast<int>(std::max(sysconf(_SC_NPROCESSORS_ONLN), 1L));
 }
 

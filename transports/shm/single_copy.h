@@ -59,8 +59,10 @@ constexpr size_t kBlockSingleCopyBytes = 64 << 10;
 size_t blockSingleCopyExtentBelow(size_t singleCopyBytes, int localRanks, int cpus,
                                   size_t streamStoreBytes);
 
-/// The CPUs of this host (online), or BRAID_SHM_TEST_CPUS where a test sets it.
-int hostCpuCount();
+/// The CPUs this host's ranks may use together: BRAID_SHM_TEST_CPUS where a test sets it,
+/// else `hostCpus` (Config::hostCpus, from the ranks' affinity masks) when known, else the
+/// host's online CPUs.
+int hostCpuCount(int hostCpus);
 
 /// Asks the kernel which pages of this process are huge (transparent or
 /// hugetlbfs) with the PAGEMAP_SCAN ioctl on /proc/self/pagemap (Linux 6.7+;
