@@ -15,6 +15,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/unique_id.h"
+#include "comm/direct_p2p.h"
 #include "comm/flight_recorder.h"
 #include "comm/schedule_cache.h"
 #include "comm/shrink.h"
@@ -80,6 +81,8 @@ class Comm {
   ScheduleCache& schedules() { return schedules_; }
   /// The tiny all-reduce path (comm/tiny_allreduce.h); null where it does not apply.
   TinyAllReduce* tinyAllReduce() { return tiny_.get(); }
+  /// The direct path for this communicator's sends and receives (comm/direct_p2p.h).
+  DirectPointToPoint& pointToPoint() { return p2p_; }
 
   /// Counts calls in flight, so destruction can wait for them to leave.
   void enter() { active_.fetch_add(1); }
@@ -118,6 +121,7 @@ class Comm {
   std::vector<uint8_t> scratch_;
   ScheduleCache schedules_;
   std::unique_ptr<TinyAllReduce> tiny_;  // after transport_ and flight_, which it uses
+  DirectPointToPoint p2p_{*this};
 };
 
 }  // namespace braid

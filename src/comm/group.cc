@@ -1,6 +1,7 @@
 #include "comm/group.h"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,13 @@ Status checkNotMixed(const std::vector<Op>& hostOps, const std::vector<Op>& devi
   return Status::ok();
 }
 
+// Sends and receives alone on one communicator take its direct path; anything
+// else (collectives, several communicators, a send to self) the engine.
+Status runPointToPoint(std::span<const Op> ops) {
+  DirectPointToPoint& direct = ops.front().comm->pointToPoint();
+  return direct.takes(ops) ? direct.run(ops) : runOps(ops);
+}
+
 }  // namespace
 
 Status submitOnDevice(Op op, void* stream) {
@@ -57,7 +65,7 @@ Status submit(Op op) {
   }
   waitForDeviceProxy(op.comm);  // device calls queued before run first, alone on the transport
   if (op.kind == OpKind::kCollective) return runCollectiveDirect(op);
-  return runOps({&op, 1});
+  return runPointToPoint({&op, 1});
 }
 
 Status groupStart() {
@@ -81,7 +89,7 @@ Status groupEnd() {
   if (!deviceOps.empty()) device = enqueueDeviceGroup(deviceOps, deviceStreams);
   if (ops.empty()) return device;
   for (const Op& op : ops) waitForDeviceProxy(op.comm);  // as submit() does
-  const Status host = runOps(ops);
+  const Status host = runPointToPoint(ops);
   return device.isOk() ? host : device;
 }
 
