@@ -10,7 +10,10 @@
 //
 // A single blocking collective outside a group does not come here: it runs on
 // the direct path (comm/direct_collective.h), which shares the waiting
-// (comm/idle_wait.h) and the failure handling (comm/call_failure.h).
+// (comm/idle_wait.h) and the failure handling (comm/call_failure.h). Nor do
+// sends and receives alone on one communicator, grouped or not
+// (comm/direct_p2p.h): they post the same messages, so either side of a pair
+// may take either path.
 #pragma once
 
 #include <span>
