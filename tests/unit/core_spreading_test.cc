@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "support/affinity.h"
+
 namespace braid {
 namespace {
 
@@ -26,16 +28,7 @@ bool inChild(const std::function<bool()>& body) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-std::vector<int> allowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  return cpus;
-}
+using testing::allowedCpus;
 
 // Restricts the calling process to the first `n` of `cpus`.
 bool restrictTo(const std::vector<int>& cpus, size_t n) {

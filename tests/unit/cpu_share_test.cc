@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/comm.h"
+#include "support/affinity.h"
 #include "support/spawn.h"
 
 namespace braid::testing {
@@ -65,17 +66,6 @@ TEST(CpuShare, UnknownMasksAndSingleRanks) {
   EXPECT_EQ(unknown.cpus, 1);
   EXPECT_EQ(shareCpus({}).cpus, 1);
   EXPECT_EQ(shareCpus({}).localRanks, 1);
-}
-
-std::vector<int> allowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  return cpus;
 }
 
 struct Resolved {
