@@ -54,6 +54,17 @@ class BraidBackend {
       case Collective::kAllToAll:
         result = braidAllToAll(send, recv, count, braidFloat32, comm_, nullptr);
         break;
+      case Collective::kSendRecv: {
+        // A ring shift in one group, as nccl-tests' sendrecv does.
+        const int right = (rank_ + 1) % nranks_, left = (rank_ + nranks_ - 1) % nranks_;
+        result = braidGroupStart();
+        braidResult_t sent = braidSend(send, count, braidFloat32, right, comm_, nullptr);
+        braidResult_t received = braidRecv(recv, count, braidFloat32, left, comm_, nullptr);
+        braidResult_t ended = braidGroupEnd();
+        for (braidResult_t r : {sent, received, ended})
+          result = result == braidSuccess ? r : result;
+        break;
+      }
     }
     check(result, comm_, bench::collectiveName(c));
   }

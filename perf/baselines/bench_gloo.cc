@@ -18,6 +18,7 @@
 #include "gloo/rendezvous/context.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/transport/tcp/device.h"
+#include "gloo/transport/unbound_buffer.h"
 #include "perf/baselines/bench_loop.h"
 
 namespace {
@@ -51,13 +52,24 @@ class GlooBackend {
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
-  bool supports(bench::Collective) const { return true; }
+  // Send/receive pairs need a peer other than the rank itself.
+  bool supports(bench::Collective c) const {
+    return c != bench::Collective::kSendRecv || nranks_ > 1;
+  }
 
   // Gloo's reduce-scatter is the older algorithm-object API, in place on one
   // buffer of count * nranks elements: build it once per size, as a user would.
   // The buffer is zeroed so that repeated in-place sums stay finite.
-  void prepare(bench::Collective c, size_t count, float*, float* recv) {
+  void prepare(bench::Collective c, size_t count, float* send, float* recv) {
     reduceScatter_.reset();
+    sendBuffer_.reset();
+    recvBuffer_.reset();
+    if (c == bench::Collective::kSendRecv) {
+      // Gloo's point-to-point API: buffers registered once per size, a slot all ranks agree on.
+      sendBuffer_ = context_->createUnboundBuffer(send, count * sizeof(float));
+      recvBuffer_ = context_->createUnboundBuffer(recv, count * sizeof(float));
+      slot_ = context_->nextSlot();
+    }
     if (c != bench::Collective::kReduceScatter) return;
     std::memset(recv, 0, count * nranks_ * sizeof(float));
     std::vector<int> recvElems(nranks_, static_cast<int>(count));
@@ -101,6 +113,14 @@ class GlooBackend {
         gloo::alltoall(opts);
         break;
       }
+      case Collective::kSendRecv: {
+        const int right = (rank_ + 1) % nranks_, left = (rank_ + nranks_ - 1) % nranks_;
+        sendBuffer_->send(right, slot_);
+        recvBuffer_->recv(left, slot_);
+        sendBuffer_->waitSend();
+        recvBuffer_->waitRecv();
+        break;
+      }
     }
   }
 
@@ -121,6 +141,8 @@ class GlooBackend {
   int nranks_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::unique_ptr<gloo::ReduceScatterHalvingDoubling<float>> reduceScatter_;
+  std::unique_ptr<gloo::transport::UnboundBuffer> sendBuffer_, recvBuffer_;
+  uint64_t slot_ = 0;
 };
 
 }  // namespace

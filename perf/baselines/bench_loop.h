@@ -5,7 +5,9 @@
 // Methodology (nccl-tests sizes and bus-bandwidth factors):
 //   - `size` is nccl-tests' size: the bytes of the larger buffer (allreduce,
 //     broadcast: count*4; allgather: recv; reducescatter: send; alltoall: the
-//     whole send buffer). Sizes whose per-rank count would be 0 are skipped.
+//     whole send buffer; sendrecv: what each rank sends to its right
+//     neighbour while it receives as much from its left, in one call).
+//     Sizes whose per-rank count would be 0 are skipped.
 //   - warm-up calls, then for each timed iteration: backend barrier, time one
 //     call with steady_clock on every rank; after the loop an element-wise max
 //     over ranks turns the per-rank times into per-iteration times (an
@@ -27,7 +29,7 @@
 
 namespace bench {
 
-enum class Collective { kAllReduce, kBroadcast, kAllGather, kReduceScatter, kAllToAll };
+enum class Collective { kAllReduce, kBroadcast, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
 
 inline const char* collectiveName(Collective c) {
   switch (c) {
@@ -41,6 +43,8 @@ inline const char* collectiveName(Collective c) {
       return "reducescatter";
     case Collective::kAllToAll:
       return "alltoall";
+    case Collective::kSendRecv:
+      return "sendrecv";
   }
   return "?";
 }
@@ -48,14 +52,16 @@ inline const char* collectiveName(Collective c) {
 // nccl-tests' busbw factor: the share of `size` each rank must move.
 inline double busBwFactor(Collective c, int n) {
   if (c == Collective::kAllReduce) return 2.0 * (n - 1) / n;
-  if (c == Collective::kBroadcast) return 1.0;
+  if (c == Collective::kBroadcast || c == Collective::kSendRecv) return 1.0;
   return static_cast<double>(n - 1) / n;
 }
 
 // The per-rank element count the API takes for a `size`-byte test.
 inline size_t perRankCount(Collective c, size_t size, int n) {
   size_t elements = size / sizeof(float);
-  if (c == Collective::kAllReduce || c == Collective::kBroadcast) return elements;
+  if (c == Collective::kAllReduce || c == Collective::kBroadcast || c == Collective::kSendRecv) {
+    return elements;
+  }
   return elements / n;
 }
 
@@ -78,8 +84,9 @@ struct Options {
 };
 
 inline bool parseCollectives(const char* list, std::vector<Collective>* out) {
-  const Collective all[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kAllGather,
-                            Collective::kReduceScatter, Collective::kAllToAll};
+  const Collective all[] = {Collective::kAllReduce, Collective::kBroadcast,
+                            Collective::kAllGather, Collective::kReduceScatter,
+                            Collective::kAllToAll,  Collective::kSendRecv};
   std::string text(list);
   size_t start = 0;
   while (start <= text.size()) {

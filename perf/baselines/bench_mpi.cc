@@ -48,6 +48,12 @@ class MpiBackend {
       case Collective::kAllToAll:
         result = MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD);
         break;
+      case Collective::kSendRecv: {
+        const int right = (rank_ + 1) % nranks_, left = (rank_ + nranks_ - 1) % nranks_;
+        result = MPI_Sendrecv(send, n, MPI_FLOAT, right, 0, recv, n, MPI_FLOAT, left, 0,
+                              MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        break;
+      }
     }
     check(result, bench::collectiveName(c));
   }

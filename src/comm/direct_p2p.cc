@@ -70,6 +70,7 @@ Status DirectPointToPoint::post() {
     } else {
       transport::RecvSink sink;
       sink.dst = static_cast<uint8_t*>(op.recv);
+      sink.extentBytes = bytesOf(op);  // as the engine's runner tells it: large ones stream
       BRAID_RETURN_IF_ERROR(c->postRecv(sink, bytesOf(op), &requests_[i]));
     }
   }
