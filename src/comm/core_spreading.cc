@@ -173,11 +173,6 @@ cpu_set_t usableCpus() {
   return now;
 }
 
-int usableCpuCount() {
-  const cpu_set_t cpus = usableCpus();
-  return std::max(CPU_COUNT(&cpus), 1);
-}
-
 bool pinnedToOwnCore() {
   return threadPlace == ThreadPlace::kPinned &&
          placement().cpu.load(std::memory_order_acquire) >= 0 && placement().ownCore;

@@ -87,9 +87,6 @@ void placeForCall(size_t callBytes);
 /// else the calling thread's affinity now; empty when the kernel will not say.
 cpu_set_t usableCpus();
 
-/// How many usableCpus() holds; at least 1.
-int usableCpuCount();
-
 /// True while the calling thread is pinned to a CPU that no other rank of
 /// this host was given (the ranks do not outnumber the CPUs).
 bool pinnedToOwnCore();
