@@ -12,10 +12,6 @@
 namespace braid {
 namespace {
 
-// The flight recorder's lists for a call without a schedule.
-const FlightRecorder::Schedules kNoSchedules;
-const FlightRecorder::Runners kNoRunners;
-
 size_t bytesOf(const Op& op) { return op.count * typeSize(op.type); }
 
 }  // namespace
@@ -44,7 +40,7 @@ Status DirectPointToPoint::run(std::span<const Op> ops) {
   if (s.isOk()) {
     comm_.flightRecorder().end(s);
   } else {
-    comm_.flightRecorder().snapshot(kNoRunners);
+    comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners);
     markCallFailed(comm_, s);
   }
   ops_ = {};
@@ -115,9 +111,12 @@ std::string DirectPointToPoint::describePending() const {
 }
 
 void DirectPointToPoint::recordBegin() {
-  comm_.flightRecorder().begin(ops_.front(), static_cast<int>(ops_.size()), false, kNoSchedules);
+  comm_.flightRecorder().begin(ops_.front(), static_cast<int>(ops_.size()), false,
+                               FlightRecorder::kNoSchedules);
 }
 
-void DirectPointToPoint::recordSnapshot() { comm_.flightRecorder().snapshot(kNoRunners); }
+void DirectPointToPoint::recordSnapshot() {
+  comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners);
+}
 
 }  // namespace braid

@@ -33,6 +33,9 @@ class FlightRecorder {
  public:
   using Schedules = std::vector<std::shared_ptr<const coll::Schedule>>;
   using Runners = std::vector<std::unique_ptr<coll::ScheduleRunner>>;
+  /// The lists of a call that runs without a schedule (the tiny all-reduce, direct sends).
+  static inline const Schedules kNoSchedules{};
+  static inline const Runners kNoRunners{};
 
   FlightRecorder(int rank, int nranks);
 

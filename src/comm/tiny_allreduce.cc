@@ -19,10 +19,6 @@ namespace {
 
 constexpr size_t kCacheLine = 64;
 
-// The flight recorder's lists for a call without a schedule.
-const FlightRecorder::Schedules kNoSchedules;
-const FlightRecorder::Runners kNoRunners;
-
 }  // namespace
 
 std::unique_ptr<TinyAllReduce> TinyAllReduce::createFor(Comm& comm) {
@@ -86,7 +82,7 @@ Status TinyAllReduce::run(const Op& op) {
     if (!barrier) reduceInRankOrder(op, bytes);
     comm_.flightRecorder().end(s);
   } else {
-    comm_.flightRecorder().snapshot(kNoRunners);
+    comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners);
     markCallFailed(comm_, s);
   }
   comm_.leave();
@@ -118,9 +114,13 @@ Status TinyAllReduce::progress(bool* progressed) {
   return Status::ok();
 }
 
-void TinyAllReduce::recordBegin() { comm_.flightRecorder().begin(*op_, 1, false, kNoSchedules); }
+void TinyAllReduce::recordBegin() {
+  comm_.flightRecorder().begin(*op_, 1, false, FlightRecorder::kNoSchedules);
+}
 
-void TinyAllReduce::recordSnapshot() { comm_.flightRecorder().snapshot(kNoRunners); }
+void TinyAllReduce::recordSnapshot() {
+  comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners);
+}
 
 void TinyAllReduce::reduceInRankOrder(const Op& op, size_t bytes) {
   auto* out = static_cast<uint8_t*>(op.recv);
