@@ -1,30 +1,37 @@
 #!/usr/bin/env bash
-# Installs the Debian packages braid needs to build and test, when missing, then the
-# Python packages (tools/install_python_deps.sh). Called by `make run` and `make test`;
-# does nothing when all are present.
+# Installs the Debian packages braid needs, when missing; does nothing when all are present.
+#   tools/install_deps.sh run    what `make run` needs: compile the library, braidrun, braid-perf
+#   tools/install_deps.sh test   what `make test` needs too (the default)
+# The Python packages go into a virtual environment instead: tools/install_python_deps.sh.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
-required=(
-  g++ cmake ninja-build pkg-config libgtest-dev python3  # build and unit tests
-  libhwloc-dev                                             # topology detection
-  iproute2                                                 # multi-host test bed (netns, veth, tc)
-  clang libclang-rt-14-dev                                 # fuzz targets and sanitizers
-  dataset-fashion-mnist zlib1g-dev                         # the training harness: data, gzip
+purpose="${1:-test}"
+build=(
+  g++ cmake ninja-build pkg-config                       # compiler and build
+  libcli11-dev                                           # the tools' command lines
+  libgtest-dev zlib1g-dev python3                        # configuring: tests, harness, scripts
+  libhwloc-dev                                           # topology detection
 )
+testing=(
+  python3-venv python3-dev                               # the Python tests: environment, extension build
+  iproute2                                               # multi-host test bed (netns, veth, tc)
+  clang libclang-rt-14-dev                               # fuzz targets and sanitizers
+  dataset-fashion-mnist                                  # the training harness's data
+)
+case "$purpose" in
+  run) required=("${build[@]}") ;;
+  test) required=("${build[@]}" "${testing[@]}") ;;
+  *) echo "install_deps.sh: unknown purpose '$purpose' (expected run or test)" >&2; exit 2 ;;
+esac
+
 missing=()
 for pkg in "${required[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
+[ ${#missing[@]} -eq 0 ] && exit 0
 
-if [ ${#missing[@]} -ne 0 ]; then
-  echo "braid: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
-fi
-
-if [ -x tools/install_python_deps.sh ]; then
-  tools/install_python_deps.sh
-fi
+echo "braid: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,43 +1,77 @@
 #!/usr/bin/env bash
-# Installs the PyPI packages that the Python bindings and their tests need, when missing:
-# torch (the c10d backend builds against it), setuptools and wheel (the extension build),
-# pytest, and numpy + expecttest (imported by torch.testing._internal, whose distributed
-# suite runs against braid). Called by tools/install_deps.sh; does nothing when all are
-# present. Set BRAID_SKIP_PYTHON_DEPS=1 to skip (the Python tests are then left out), and
-# BRAID_TORCH_INDEX_URL to take torch from another index (e.g. the CPU-only wheels at
-# https://download.pytorch.org/whl/cpu, a tenth of the download).
+# Creates the virtual environment that braid's Python tests and plots run in, and installs into it
+# what is missing: torch (the c10d backend builds against it), setuptools and wheel (the extension
+# build), pytest, numpy and expecttest (imported by torch.testing._internal), matplotlib (perf/plot
+# and braid-train's plots). Does nothing when the environment already has them all.
+#   tools/install_python_deps.sh VENV       e.g. build/venv (what `make test` passes)
+#
+# Which environment: a python3 that its user manages (pyenv, conda, a python built from source)
+# is extended: the environment sees that python's packages (--system-site-packages), so a torch
+# already installed there is used as it is and nothing large is downloaded. A python3 that the
+# distribution manages (Debian's, which refuses pip under PEP 668) gets an environment of its own,
+# and torch comes from PyTorch's CPU-only wheels (about 200 MB instead of several GB with CUDA).
+#   PYTHON                 the base interpreter (default python3)
+#   BRAID_TORCH_INDEX_URL  where pip takes torch from when it must install it
+#                          (default https://download.pytorch.org/whl/cpu; https://pypi.org/simple
+#                          for the CUDA wheels)
 set -euo pipefail
 
-[ "${BRAID_SKIP_PYTHON_DEPS:-0}" = "1" ] && exit 0
+venv="${1:?usage: install_python_deps.sh VENV}"
 python="${PYTHON:-python3}"
+torch_index="${BRAID_TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
 
 # module name : pip requirement
 required=(
-  "torch:torch"
-  "setuptools:setuptools"
+  "torch:torch>=2.4"
+  "setuptools:setuptools>=64"
   "wheel:wheel"
   "pytest:pytest"
   "numpy:numpy"
   "expecttest:expecttest"
+  "matplotlib:matplotlib"
 )
-missing=()
-for entry in "${required[@]}"; do
-  module="${entry%%:*}"
-  requirement="${entry#*:}"
-  "$python" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$module') is None)" \
-    2>/dev/null || missing+=("$requirement")
-done
 
+missing_in() {  # prints the requirements whose module $1 cannot import
+  local interpreter="$1" entry
+  for entry in "${required[@]}"; do
+    "$interpreter" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('${entry%%:*}') is None)" \
+      2>/dev/null || echo "${entry#*:}"
+  done
+}
+
+if [ ! -x "$venv/bin/python" ]; then
+  command -v "$python" >/dev/null || { echo "braid: no $python; install python3" >&2; exit 1; }
+  managed=$("$python" -c 'import os, sys, sysconfig
+print(int(sys.prefix == sys.base_prefix and
+          os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))))')
+  if [ "$managed" = "1" ]; then
+    echo "braid: $python is managed by the distribution: a separate environment in $venv"
+    "$python" -m venv "$venv"
+  else
+    echo "braid: an environment in $venv that sees $python's packages"
+    "$python" -m venv --system-site-packages "$venv"
+  fi
+fi
+
+mapfile -t missing < <(missing_in "$venv/bin/python")
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 others=()
 for requirement in "${missing[@]}"; do
-  if [ "$requirement" = "torch" ] && [ -n "${BRAID_TORCH_INDEX_URL:-}" ]; then
-    echo "braid: pip-installing torch from $BRAID_TORCH_INDEX_URL"
-    "$python" -m pip install --quiet --index-url "$BRAID_TORCH_INDEX_URL" torch
+  if [[ "$requirement" == torch* ]]; then
+    echo "braid: pip-installing torch from $torch_index"
+    "${pip[@]}" --index-url "$torch_index" "$requirement"
   else
     others+=("$requirement")
   fi
 done
 if [ ${#others[@]} -ne 0 ]; then
   echo "braid: pip-installing ${others[*]}"
-  "$python" -m pip install --quiet "${others[@]}"
+  "${pip[@]}" "${others[@]}"
+fi
+mapfile -t missing < <(missing_in "$venv/bin/python")
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "braid: $venv still lacks ${missing[*]}" >&2
+  exit 1
 fi

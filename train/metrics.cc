@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace braid::train {
 namespace {
@@ -111,11 +112,32 @@ Status reportTiming(const std::vector<StepRecord>& records, Grid& grid, int micr
   return Status();
 }
 
+// The plotting script: installed beside the program (<prefix>/share/braid/plot_loss, found from
+// the program's own path, so any prefix works), else the source tree's, for a build-tree run.
+std::string plotScript() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path installed = self.parent_path() / BRAID_TRAIN_PLOT_FROM_BINDIR;
+    if (std::filesystem::is_regular_file(installed, ec))
+      return installed.lexically_normal().string();
+  }
+  return BRAID_TRAIN_PLOT_SCRIPT;
+}
+
 Status plotCsv(const std::string& csvPath, const std::string& pngPath) {
-  std::string command = std::string("python3 '") + BRAID_TRAIN_PLOT_SCRIPT + "' '" + csvPath +
-                        "' -o '" + pngPath + "'";
-  if (csvPath.find('\'') != std::string::npos || pngPath.find('\'') != std::string::npos) {
-    return Status::error("--plot/--csv paths must not contain a single quote");
+  const char* python = std::getenv("BRAID_PYTHON");
+  if (python == nullptr || *python == '\0') python = "python3";
+  const std::string script = plotScript();
+  for (const std::string& part : {csvPath, pngPath, std::string(python), script}) {
+    if (part.find('\'') == std::string::npos) continue;
+    return Status::error("--plot/--csv paths and BRAID_PYTHON must not contain a single quote");
+  }
+  // Appended piece by piece: "'" + std::string trips a GCC 12 -Wrestrict false positive.
+  std::string command;
+  for (const std::string& part :
+       {std::string(python), script, csvPath, std::string("-o"), pngPath}) {
+    command.append(command.empty() ? "'" : " '").append(part).append("'");
   }
   int status = std::system(command.c_str());
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {

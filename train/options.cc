@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <map>
 
@@ -87,7 +88,9 @@ model and training
 data and output
   --data DIR                  Fashion-MNIST idx .gz files (/usr/share/datasets/fashion-mnist)
   --eval-limit N              evaluate on the first N test images (all)
-  --csv FILE --plot FILE      loss curve as CSV, and as a PNG (needs python3)
+  --csv FILE                  the loss curve as CSV, one row per step
+  --plot FILE                 that CSV drawn as a PNG (needs --csv, and matplotlib in
+                              $BRAID_PYTHON, default python3: build/venv after make test)
   --log-every N --quiet --help
 )";
 }
@@ -202,6 +205,19 @@ Status parseOptions(const std::vector<std::string>& args, Options* out) {
       TRAIN_RETURN_IF_ERROR(handler->second(flag, value));
     } else {
       return Status::error("unknown argument '" + args[i] + "' (see --help)");
+    }
+  }
+  if (!o.plotPath.empty() && o.csvPath.empty()) {
+    return Status::error("--plot draws the table that --csv writes: give --csv FILE too");
+  }
+  for (const auto& [flag, path] :
+       {std::pair{"--csv", o.csvPath}, std::pair{"--plot", o.plotPath}}) {
+    if (path.empty()) continue;
+    std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
+      return Status::error(std::string(flag) + " " + path + ": the folder " + folder.string() +
+                           " does not exist");
     }
   }
   if (o.lr < 0) {

@@ -183,8 +183,7 @@ Status Trainer::run() {
   const bool leader = grid_.worldRank() == 0;
   const bool tty = leader && !options_.quiet && isatty(STDOUT_FILENO);
   CsvWriter csv;
-  std::string csvPath = options_.csvPath;
-  if (csvPath.empty() && !options_.plotPath.empty()) csvPath = options_.plotPath + ".csv";
+  const std::string& csvPath = options_.csvPath;  // --plot requires it (options.cc)
   if (leader && !csvPath.empty()) TRAIN_RETURN_IF_ERROR(csv.open(csvPath));
 
   std::vector<StepRecord> records;

@@ -3,7 +3,8 @@
 //   braidrun -n 4 -- braid-perf allreduce -b 8 -e 128M -f 2
 //   braid-perf allreduce --memory device -t 4 -b 8 -e 128M -f 2
 //
-// Host memory: each process is one rank and joins through braidCommInitFromEnv.
+// Host memory: each process is one rank and joins through braidCommInitFromEnv; started
+// without a launcher, it runs as a job of one rank.
 // Device memory: one process holds -t ranks on one GPU (device_ranks.h). Exit
 // status: 0 when every check passed, 1 when a result was wrong or a call
 // failed (or no GPU), 2 for a bad command line.
@@ -127,6 +128,15 @@ int runRank(const Options& options, const RankContext& context) {
   return status;
 }
 
+// True when no launcher started this process (none of the rank variables braidCommInitFromEnv
+// reads is set): then braid-perf is a one-rank job of its own, as nccl-tests runs alone.
+bool startedWithoutLauncher() {
+  for (const char* name : {"BRAID_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    if (std::getenv(name) != nullptr) return false;
+  }
+  return true;
+}
+
 // Empty, or why -r does not name a rank of an n-rank run.
 std::string rootError(const Options& options, int nranks) {
   if (!hasRootedCollective(options) || options.root == Options::kAllRoots ||
@@ -161,10 +171,13 @@ int run(int argc, char** argv) {
   }
 
   RankContext context{nullptr, 0, 1};
-  braidResult_t result = braidCommInitFromEnv(&context.comm);
+  const bool alone = startedWithoutLauncher();
+  braidResult_t result =
+      alone ? braidCommInitAll(&context.comm, 1, nullptr) : braidCommInitFromEnv(&context.comm);
   if (result != braidSuccess) {
     const char* detail = braidGetLastError(nullptr);
-    std::fprintf(stderr, "braid-perf: braidCommInitFromEnv failed: %s%s%s\n",
+    std::fprintf(stderr, "braid-perf: %s failed: %s%s%s\n",
+                 alone ? "braidCommInitAll (one rank, no launcher)" : "braidCommInitFromEnv",
                  braidGetErrorString(result), detail[0] != '\0' ? ": " : "", detail);
     return kExitFailure;
   }

@@ -1,5 +1,7 @@
 #include "core/config.h"
 
+#include <strings.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -145,8 +147,20 @@ Status checkSocketFragmentBytes(size_t bytes) {
       std::to_string(bytes));
 }
 
+// BRAID_DEBUG is read by the logger (core/log.cc), which cannot fail; a value it would ignore
+// silently is refused here, with every other setting.
+Status checkDebugLevel() {
+  const char* v = std::getenv("BRAID_DEBUG");
+  if (v == nullptr || *v == '\0') return Status::ok();
+  for (const char* level : {"WARN", "INFO", "TRACE"}) {
+    if (strcasecmp(v, level) == 0) return Status::ok();
+  }
+  return badValue("BRAID_DEBUG", v, "one of WARN, INFO, TRACE");
+}
+
 Result<Config> Config::fromEnv() {
   Config c;
+  BRAID_RETURN_IF_ERROR(checkDebugLevel());
   if (const char* v = std::getenv("BRAID_TIMEOUT"); v != nullptr && *v != '\0') {
     char* end = nullptr;
     double t = std::strtod(v, &end);

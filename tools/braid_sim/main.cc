@@ -5,13 +5,18 @@
 //   braid-sim --file topology/reference/dgx_h100.topo               8 .. 1024 GPUs, 4 GiB
 //   braid-sim --machine dgx_h100 --gpus 8,64,512 --size 1M,1G --collectives allreduce
 //   braid-sim --machine hgx_a100_4nic_x3 --compare
+//   braid-sim --machine list
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tools/braid_sim/published.h"
+#include "tools/cli/cli.h"
 #include "topology/sim.h"
 #include "topology/topo_file.h"
 
@@ -29,14 +34,6 @@ struct Options {
                                        coll::CollKind::kAllToAll};
   bool compare = false;
 };
-
-int usage(const std::string& why) {
-  std::fprintf(stderr,
-               "braid-sim: %s\nusage: braid-sim (--file F.topo | --machine NAME) [--gpus N,..] "
-               "[--size BYTES,..] [--collectives allreduce,..] [--compare]\n",
-               why.c_str());
-  return 2;
-}
 
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> out;
@@ -59,60 +56,100 @@ bool parseBytes(const std::string& text, double* out) {
   return true;
 }
 
-bool parseArgs(int argc, char** argv, Options* o, std::string* why) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--compare") {
-      o->compare = true;
-      continue;
+// The reference machines: installed beside the program (<prefix>/share/braid/machines, found
+// from the program's own path, so any prefix works), else the source tree's, for a program run
+// from its build folder.
+std::filesystem::path machinesDir() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path installed = self.parent_path() / BRAID_SIM_MACHINES_FROM_BINDIR;
+    if (std::filesystem::is_directory(installed, ec)) return installed.lexically_normal();
+  }
+  return BRAID_TOPOLOGY_REFERENCE_DIR;
+}
+
+std::vector<std::string> machineNames(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".topo") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+// Fills `o` from argv; returns the exit status when the program should stop here.
+std::optional<int> parseArgs(int argc, char** argv, Options* o) {
+  CLI::App app{
+      "Predicts the time and bus bandwidth of each collective on a cluster of the machine a "
+      "topology file describes, from braid's cost model.",
+      "braid-sim"};
+  std::string machine, gpus, sizes, collectives;
+  auto* file = app.add_option("--file", o->file, "topology file (topology/TOPOLOGY.md's format)");
+  app.add_option("--machine", machine,
+                 "a reference machine by name, or 'list' to print their names")
+      ->excludes(file);
+  app.add_option("--gpus", gpus, "GPU counts, comma separated (default: doubling to 1024)");
+  app.add_option("--size", sizes, "bytes per rank, comma separated, K/M/G suffixes (4G)");
+  app.add_option("--collectives", collectives,
+                 "allreduce, allgather, reducescatter, broadcast, alltoall, ... (all five)");
+  app.add_flag("--compare", o->compare, "print published NCCL figures beside the prediction");
+  if (std::optional<int> status = cli::parse(app, argc, argv)) return status;
+
+  auto refuse = [](const std::string& why) {
+    cli::usageError("braid-sim", why);
+    return cli::kUsageError;
+  };
+  if (!machine.empty()) {
+    std::filesystem::path dir = machinesDir();
+    std::vector<std::string> names = machineNames(dir);
+    if (machine == "list") {
+      for (const std::string& name : names) std::printf("%s\n", name.c_str());
+      return 0;
     }
-    if (i + 1 >= argc) {
-      *why = "'" + arg + "' needs a value or is unknown";
-      return false;
+    if (std::find(names.begin(), names.end(), machine) == names.end()) {
+      return refuse("--machine: no reference machine '" + machine + "' in " + dir.string() +
+                    " (known: " + joined(names) + ")");
     }
-    std::string value = argv[++i];
-    if (arg == "--file") {
-      o->file = value;
-    } else if (arg == "--machine") {
-      o->file = std::string(BRAID_TOPOLOGY_REFERENCE_DIR) + "/" + value + ".topo";
-    } else if (arg == "--gpus") {
-      o->gpus.clear();
-      for (const std::string& item : splitList(value)) {
-        char* end = nullptr;
-        long n = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || n < 1 || n > (1 << 20)) {
-          *why = "--gpus: '" + item + "' is not a GPU count";
-          return false;
-        }
-        o->gpus.push_back(static_cast<int>(n));
+    o->file = (dir / (machine + ".topo")).string();
+  }
+  if (o->file.empty()) return refuse("give --file or --machine");
+  if (!gpus.empty()) {
+    for (const std::string& item : splitList(gpus)) {
+      char* end = nullptr;
+      long n = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || n < 1 || n > (1 << 20)) {
+        return refuse("--gpus: '" + item + "' is not a GPU count");
       }
-    } else if (arg == "--size") {
-      o->sizes.clear();
-      for (const std::string& item : splitList(value)) {
-        double bytes = 0;
-        if (!parseBytes(item, &bytes)) {
-          *why = "--size: '" + item + "' is not a byte count (K, M, G suffixes)";
-          return false;
-        }
-        o->sizes.push_back(bytes);
-      }
-    } else if (arg == "--collectives") {
-      o->kinds.clear();
-      for (const std::string& item : splitList(value)) {
-        std::optional<coll::CollKind> kind = collKindFromName(item);
-        if (!kind) {
-          *why = "--collectives: '" + item + "' is not a collective";
-          return false;
-        }
-        o->kinds.push_back(*kind);
-      }
-    } else {
-      *why = "unknown option '" + arg + "'";
-      return false;
+      o->gpus.push_back(static_cast<int>(n));
     }
   }
-  if (o->file.empty()) *why = "give --file or --machine";
-  return !o->file.empty();
+  if (!sizes.empty()) {
+    o->sizes.clear();
+    for (const std::string& item : splitList(sizes)) {
+      double bytes = 0;
+      if (!parseBytes(item, &bytes)) {
+        return refuse("--size: '" + item + "' is not a byte count (K, M, G suffixes)");
+      }
+      o->sizes.push_back(bytes);
+    }
+  }
+  if (!collectives.empty()) {
+    o->kinds.clear();
+    for (const std::string& item : splitList(collectives)) {
+      std::optional<coll::CollKind> kind = collKindFromName(item);
+      if (!kind) return refuse("--collectives: '" + item + "' is not a collective");
+      o->kinds.push_back(*kind);
+    }
+  }
+  return std::nullopt;
 }
 
 void printPrediction(const ClusterSummary& c, coll::CollKind kind, double size) {
@@ -151,17 +188,17 @@ void compare(const Graph& graph) {
 
 int main(int argc, char** argv) {
   Options o;
-  std::string why;
-  if (!parseArgs(argc, argv, &o, &why)) return usage(why);
+  if (std::optional<int> status = parseArgs(argc, argv, &o)) return *status;
+  // A file that does not load, or a GPU count the machine cannot make, is bad input: exit 2.
   Result<Graph> graph = loadFile(o.file);
   if (!graph.isOk()) {
     std::fprintf(stderr, "braid-sim: %s\n", graph.status().message().c_str());
-    return 1;
+    return cli::kUsageError;
   }
   Result<ClusterSummary> base = summarize(*graph, 0);
   if (!base.isOk()) {
     std::fprintf(stderr, "braid-sim: %s\n", base.status().message().c_str());
-    return 1;
+    return cli::kUsageError;
   }
   if (o.gpus.empty()) {
     for (int n = base->gpusPerHost; n <= 1024; n *= 2) o.gpus.push_back(n);
@@ -177,8 +214,8 @@ int main(int argc, char** argv) {
     for (int gpus : o.gpus) {
       Result<ClusterSummary> c = summarize(*graph, gpus);
       if (!c.isOk()) {
-        std::fprintf(stderr, "braid-sim: %s\n", c.status().message().c_str());
-        return 1;
+        std::fprintf(stderr, "braid-sim: --gpus: %s\n", c.status().message().c_str());
+        return cli::kUsageError;
       }
       for (double size : o.sizes) printPrediction(*c, kind, size);
     }

@@ -17,10 +17,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "collectives/algorithm.h"
+#include "tools/cli/cli.h"
 #include "topology/calibration.h"
 #include "topology/detect.h"
 #include "topology/search.h"
@@ -37,77 +39,37 @@ struct Options {
   std::string file, dump, calibrate, check;
   int ranks = 4;
   int fitMinRanks = 3;
-  int cores = static_cast<int>(
-      sysconf(_SC_NPROCESSORS_ONLN));  // --cores: of the measured runs  // --fit-min-ranks: samples
-                                       // with fewer ranks are reported, not fitted
+  int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));  // of the measured runs
   size_t maxBytes = 64 << 20;
 };
 
-int usage(const char* why) {
-  std::fprintf(stderr,
-               "braid-topo: %s\nusage: braid-topo [--file F] [--dump F] [--ranks N] "
-               "[--max-bytes B] [--calibrate CSV | --check CSV] [--fit-min-ranks N] [--cores N]\n",
-               why);
-  return 2;
-}
-
-bool parseArgs(int argc, char** argv, Options* o, std::string* why) {
+// Fills `o` from the environment and argv; returns the exit status when the program should stop.
+std::optional<int> parseArgs(int argc, char** argv, Options* o) {
   if (const char* f = std::getenv("BRAID_TOPO_FILE")) o->file = f;
   if (const char* f = std::getenv("BRAID_TOPO_DUMP_FILE")) o->dump = f;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      *why = "help";
-      return false;
-    }
-    if (i + 1 >= argc) {
-      *why = "'" + arg + "' needs a value or is unknown";
-      return false;
-    }
-    std::string value = argv[++i];
-    char* end = nullptr;
-    if (arg == "--file") {
-      o->file = value;
-    } else if (arg == "--dump") {
-      o->dump = value;
-    } else if (arg == "--calibrate") {
-      o->calibrate = value;
-    } else if (arg == "--check") {
-      o->check = value;
-    } else if (arg == "--ranks") {
-      long n = std::strtol(value.c_str(), &end, 10);
-      if (*end != '\0' || n < 1 || n > 1 << 20) {
-        *why = "--ranks needs a count in [1, 1048576]";
-        return false;
-      }
-      o->ranks = static_cast<int>(n);
-    } else if (arg == "--cores") {
-      long n = std::strtol(value.c_str(), &end, 10);
-      if (*end != '\0' || n < 1 || n > 1 << 20) {
-        *why = "--cores needs a count in [1, 1048576]";
-        return false;
-      }
-      o->cores = static_cast<int>(n);
-    } else if (arg == "--fit-min-ranks") {
-      long n = std::strtol(value.c_str(), &end, 10);
-      if (*end != '\0' || n < 1 || n > 1 << 20) {
-        *why = "--fit-min-ranks needs a count in [1, 1048576]";
-        return false;
-      }
-      o->fitMinRanks = static_cast<int>(n);
-    } else if (arg == "--max-bytes") {
-      unsigned long long b = std::strtoull(value.c_str(), &end, 10);
-      if (*end != '\0' || b < 8 || b > (1ull << 40)) {
-        *why = "--max-bytes needs a byte count in [8, 2^40]";
-        return false;
-      }
-      o->maxBytes = b;
-    } else {
-      *why = "unknown option '" + arg + "'";
-      return false;
-    }
-  }
-  return true;
+  CLI::App app{
+      "Prints what braid knows about a machine: the detected (or loaded) topology graph, the "
+      "channels the search finds on it and the algorithm the tuner picks per size; fits the "
+      "cost model to measurements.",
+      "braid-topo"};
+  app.add_option("--file", o->file,
+                 "load this topology file instead of detecting (BRAID_TOPO_FILE)");
+  app.add_option("--dump", o->dump, "also write the graph to this file (BRAID_TOPO_DUMP_FILE)");
+  app.add_option("--ranks", o->ranks, "ranks of the tuning table on a CPU machine")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--max-bytes", o->maxBytes, "largest size of the tuning table")
+      ->check(CLI::Range(size_t{8}, size_t{1} << 40));
+  auto* cal =
+      app.add_option("--calibrate", o->calibrate,
+                     "fit the cost model to these samples (topology/calibration/measure.sh)");
+  app.add_option("--check", o->check, "how well the compiled-in constants predict these samples")
+      ->excludes(cal);
+  app.add_option("--fit-min-ranks", o->fitMinRanks,
+                 "samples with fewer ranks are reported, not fitted")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--cores", o->cores, "cores of the machine the samples were measured on")
+      ->check(CLI::Range(1, 1 << 20));
+  return cli::parse(app, argc, argv);
 }
 
 // What automatic selection picks (coll::defaultAlgorithm), "*" where the tuner overruled
@@ -154,13 +116,16 @@ void report(const CostModel& model, const std::vector<Sample>& samples, const Op
 int calibrate(const Options& o) {
   const std::string& path = o.check.empty() ? o.calibrate : o.check;
   std::ifstream in(path);
-  if (!in) return usage(("cannot read " + path).c_str());
+  if (!in) {
+    cli::usageError("braid-topo", "cannot read " + path);
+    return cli::kUsageError;
+  }
   std::stringstream text;
   text << in.rdbuf();
   Result<std::vector<Sample>> samples = parseSamples(text.str());
   if (!samples.isOk()) {
     std::fprintf(stderr, "braid-topo: %s\n", samples.status().message().c_str());
-    return 1;
+    return cli::kUsageError;
   }
   if (!o.check.empty()) {  // the compiled-in constants against new measurements
     report(CostModel::calibrated(), *samples, o);
@@ -195,8 +160,7 @@ void printChannels(const HostKind& host) {
 
 int main(int argc, char** argv) {
   Options o;
-  std::string why;
-  if (!parseArgs(argc, argv, &o, &why)) return usage(why.c_str());
+  if (std::optional<int> status = parseArgs(argc, argv, &o)) return *status;
   if (!o.calibrate.empty() || !o.check.empty()) return calibrate(o);
 
   Graph graph;
@@ -204,7 +168,7 @@ int main(int argc, char** argv) {
     Result<Graph> loaded = loadFile(o.file);
     if (!loaded.isOk()) {
       std::fprintf(stderr, "braid-topo: %s\n", loaded.status().message().c_str());
-      return 1;
+      return cli::kUsageError;
     }
     graph = std::move(*loaded);
     std::printf("# loaded from %s\n", o.file.c_str());

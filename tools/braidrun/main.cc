@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   Options options;
   std::string error;
   if (!parseOptions(argc, argv, &options, &error)) {
-    std::fprintf(stderr, "braidrun: %s\nTry 'braidrun --help' for usage.\n", error.c_str());
+    std::fprintf(stderr, "braidrun: %s (see braidrun --help)\n", error.c_str());
     return 2;  // a usage error, as getopt-based tools report it
   }
   if (options.showHelp) {

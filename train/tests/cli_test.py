@@ -27,12 +27,17 @@ BAD_ARGUMENTS = [
     (["--batch", "4", "--dp", "2", "--micro", "4"], "some micro-batch would be empty"),
     (["--pp", "9"], "exceeds the model's 4 layers"),
     (["--tp", "11"], "--tp 11 exceeds"),
+    (["--plot", "loss.png"], "--plot draws the table that --csv writes"),
+    (["--csv", "/nonexistent/folder/loss.csv"], "the folder /nonexistent/folder does not exist"),
+    (["--csv", "loss.csv", "--plot", "/nonexistent/folder/loss.png"],
+     "--plot /nonexistent/folder/loss.png: the folder"),
 ]
 
 
 def run(command):
+    # --plot runs the plotting script with BRAID_PYTHON: this interpreter, which has matplotlib.
     return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=120)
+                          timeout=120, env=dict(os.environ, BRAID_PYTHON=sys.executable))
 
 
 def expect(result, code, words):
