@@ -14,6 +14,7 @@
 #   BRAID_TORCH_INDEX_URL  where pip takes torch from when it must install it
 #                          (default https://download.pytorch.org/whl/cpu; https://pypi.org/simple
 #                          for the CUDA wheels)
+#   BRAID_SKIP_TORCH=1     everything but torch (the PyTorch tests are then skipped)
 set -euo pipefail
 
 venv="${1:?usage: install_python_deps.sh VENV}"
@@ -30,6 +31,10 @@ required=(
   "expecttest:expecttest"
   "matplotlib:matplotlib"
 )
+
+if [ "${BRAID_SKIP_TORCH:-0}" = "1" ]; then
+  required=("${required[@]:1}")
+fi
 
 missing_in() {  # prints the requirements whose module $1 cannot import
   local interpreter="$1" entry
@@ -61,7 +66,12 @@ others=()
 for requirement in "${missing[@]}"; do
   if [[ "$requirement" == torch* ]]; then
     echo "braid: pip-installing torch from $torch_index"
-    "${pip[@]}" --index-url "$torch_index" "$requirement"
+    "${pip[@]}" --index-url "$torch_index" "$requirement" || {
+      echo "braid: could not install torch from $torch_index; set BRAID_TORCH_INDEX_URL to an" \
+           "index you can reach (https://pypi.org/simple: the CUDA wheels, several GB), or" \
+           "BRAID_SKIP_TORCH=1 to leave the PyTorch tests out" >&2
+      exit 1
+    }
   else
     others+=("$requirement")
   fi

@@ -149,11 +149,11 @@ std::string rootError(const Options& options, int nranks) {
 
 int run(int argc, char** argv) {
   const ParseResult parsed = parseOptions(argc, argv);
-  if (parsed.helpRequested) {
-    std::fputs(usageText("braid-perf").c_str(), stdout);
+  if (!parsed.helpText.empty()) {
+    std::fputs(parsed.helpText.c_str(), stdout);
     return 0;
   }
-  if (!parsed.options) return usageError(parsed.error + " (try --help)");
+  if (!parsed.options) return usageError(parsed.error + " (see braid-perf --help)");
   Options options = *parsed.options;
   std::string hookError;
   if (!readTestHooks(&options, &hookError)) return usageError(hookError);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string_view>
 
+#include "tools/cli/cli.h"
 #include "types.h"
 
 namespace braid::perf {
@@ -217,20 +218,6 @@ std::string flagLabel(const FlagSpec& flag) {
   return label + "--" + flag.longName;
 }
 
-const FlagSpec* findShort(char name) {
-  for (const FlagSpec& flag : kFlags) {
-    if (flag.shortName == name) return &flag;
-  }
-  return nullptr;
-}
-
-const FlagSpec* findLong(std::string_view name) {
-  for (const FlagSpec& flag : kFlags) {
-    if (name == flag.longName) return &flag;
-  }
-  return nullptr;
-}
-
 std::string collectiveNames() {
   std::string names;
   for (CollectiveKind kind : allCollectives()) {
@@ -254,70 +241,65 @@ std::string validate(const Options& options) {
   return "";
 }
 
+std::string footerText() {
+  return "Flags mean what they mean to nccl-tests; BYTES take K, M, G suffixes.\n"
+         "Test hook:\n"
+         "  BRAID_PERF_CORRUPT=RANK  that rank flips one element of its output after each checked\n"
+         "                           call (-c 1), so #wrong must be non-zero and the exit status "
+         "1;\n"
+         "                           for testing the checker only";
+}
+
 }  // namespace
 
 ParseResult parseOptions(int argc, char** argv) {
   ParseResult result;
   Options options;
-  bool haveCollective = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      result.helpRequested = true;
-      return result;
-    }
-    if (arg.size() < 2 || arg[0] != '-') {
-      if (haveCollective) {
-        result.error =
-            "unexpected argument " + quoted(arg) + ": give one collective (or all) and flags";
-        return result;
-      }
-      if (arg == "all") {
-        options.collectives = allCollectives();
-      } else if (const std::optional<CollectiveKind> kind = parseCollective(arg)) {
-        options.collectives = {*kind};
-      } else {
-        result.error =
-            "unknown collective " + quoted(arg) + "; expected one of " + collectiveNames();
-        return result;
-      }
-      haveCollective = true;
-      continue;
-    }
-    // "-b 8", "-b8", "--minbytes 8" and "--minbytes=8" all work.
-    const FlagSpec* flag = nullptr;
-    std::optional<std::string_view> inlineValue;
-    if (arg.starts_with("--")) {
-      std::string_view name = arg.substr(2);
-      if (const size_t equals = name.find('='); equals != std::string_view::npos) {
-        inlineValue = name.substr(equals + 1);
-        name = name.substr(0, equals);
-      }
-      flag = findLong(name);
-    } else {
-      flag = findShort(arg[1]);
-      if (arg.size() > 2) inlineValue = arg.substr(2);
-    }
-    if (flag == nullptr) {
-      result.error = "unknown flag " + quoted(arg);
-      return result;
-    }
-    std::string_view value;
-    if (inlineValue) {
-      value = *inlineValue;
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      result.error = flagLabel(*flag) + ": missing value (" + flag->valueName + ")";
-      return result;
-    }
-    if (std::string error = flag->set(value, options); !error.empty()) {
-      result.error = flagLabel(*flag) + ": " + error;
-      return result;
-    }
+  // nccl-tests' spellings all work: "-b 8", "-b8", "--minbytes 8", "--minbytes=8".
+  CLI::App app{"braid-perf: an nccl-tests-compatible bandwidth sweep of one collective.",
+               "braid-perf"};
+  app.footer(footerText());
+  std::vector<std::string> collective;
+  app.add_option("collective", collective, collectiveNames());
+  for (const FlagSpec& flag : kFlags) {
+    std::string names = std::string("--") + flag.longName;
+    if (flag.shortName != '\0') names = std::string("-") + flag.shortName + "," + names;
+    app.add_option_function<std::string>(
+           names,
+           [&options, &flag](const std::string& value) {
+             if (std::string error = flag.set(value, options); !error.empty()) {
+               throw CLI::ValidationError(flagLabel(flag), error);
+             }
+           },
+           flag.help)
+        ->type_name(flag.valueName)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
-  if (!haveCollective) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    result.helpText = app.help();
+    return result;
+  } catch (const CLI::ParseError& e) {
+    result.error = e.what();
+    return result;
+  }
+  if (collective.empty()) {
     result.error = "missing the collective to measure; expected one of " + collectiveNames();
+    return result;
+  }
+  if (collective.size() > 1) {
+    result.error = "unexpected argument " + perf::quoted(collective[1]) +
+                   ": give one collective (or all) and flags";
+    return result;
+  }
+  if (collective[0] == "all") {
+    options.collectives = allCollectives();
+  } else if (const std::optional<CollectiveKind> kind = parseCollective(collective[0])) {
+    options.collectives = {*kind};
+  } else {
+    result.error = "unknown collective " + perf::quoted(collective[0]) + "; expected one of " +
+                   collectiveNames();
     return result;
   }
   if (std::string error = validate(options); !error.empty()) {
@@ -338,23 +320,6 @@ bool readTestHooks(Options* options, std::string* error) {
   }
   options->corruptRank = static_cast<int>(*rank);
   return true;
-}
-
-std::string usageText(const char* program) {
-  std::string text = std::string("usage: ") + program + " <collective> [flags]\n" +
-                     "  collective: " + collectiveNames() + "\n" +
-                     "  Flags mean what they mean to nccl-tests; BYTES take K, M, G suffixes.\n";
-  for (const FlagSpec& flag : kFlags) {
-    std::string left = "  " + flagLabel(flag) + " " + flag.valueName;
-    if (left.size() < 32) left.resize(32, ' ');
-    text += left + " " + flag.help + "\n";
-  }
-  text +=
-      "Test hook:\n"
-      "  BRAID_PERF_CORRUPT=RANK        that rank flips one element of its output after each\n"
-      "                                 checked call (-c 1), so #wrong must be non-zero and\n"
-      "                                 the exit status 1; for testing the checker only\n";
-  return text;
 }
 
 std::vector<size_t> sweepSizes(const Options& options) {

@@ -48,11 +48,11 @@ struct Options {
   static constexpr int kAllRoots = -1;
 };
 
-/// What parsing produced: options to run, a help text to print, or an error
+/// What parsing produced: options to run, a help text to print (then exit 0), or an error
 /// sentence naming the offending flag (the caller exits 2).
 struct ParseResult {
   std::optional<Options> options;
-  bool helpRequested = false;
+  std::string helpText;
   std::string error;
 };
 
@@ -61,9 +61,6 @@ ParseResult parseOptions(int argc, char** argv);
 /// Reads BRAID_PERF_CORRUPT into `options->corruptRank`; false with `*error`
 /// set when it is set but not a rank number.
 bool readTestHooks(Options* options, std::string* error);
-
-/// The usage text, with every flag and its default.
-std::string usageText(const char* program);
 
 /// Sizes the sweep visits, in order: min, then *factor or +step up to max.
 std::vector<size_t> sweepSizes(const Options& options);
