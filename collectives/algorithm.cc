@@ -131,16 +131,16 @@ const char* ruleOfThumb(const CollArgs& args) {
 }
 
 // The calibrated cost model (topology/calibrated_constants.cc) overrules the rule above
-// only where it predicts the alternative at least this much faster: on the (shared,
-// loaded) development machine its median error is 34% on the samples it was fitted to and
-// 79% on samples taken later (docs/TOPOLOGY.md), so a smaller predicted gain is within its
-// error. Its CPU constants come from shared memory.
+// only where it predicts the alternative at least this much faster: fitted on a shared,
+// loaded machine, its error against measurement is large, worse on samples it was not
+// fitted to (docs/TOPOLOGY.md), so a smaller predicted gain is within its error. Its CPU
+// constants come from shared memory.
 constexpr double kTrustedGain = 2.0;
 constexpr const char* kTunedLink = "shm";
 
-// Broadcast and reduce are not tuned yet: the measurements have the chain (ring) ~2x faster
-// than the tree below 8 KiB for 3..8 ranks, against the rule above that
-// schedule_registry_test asserts; changing that is a decision for the test's owner.
+// Broadcast and reduce are not tuned yet: the calibration samples have the chain (ring)
+// faster than the tree below 8 KiB for 3..8 ranks (docs/TOPOLOGY.md), against the rule
+// above that schedule_registry_test asserts; handing them over needs that test updated.
 //
 // All-to-all is not handed over either: its calibrated pairwise constant (the table in
 // topology/calibrated_constants.cc) predates later pairwise fixes (no per-poll scan of
