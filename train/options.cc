@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <map>
 
@@ -209,16 +208,6 @@ Status parseOptions(const std::vector<std::string>& args, Options* out) {
   }
   if (!o.plotPath.empty() && o.csvPath.empty()) {
     return Status::error("--plot draws the table that --csv writes: give --csv FILE too");
-  }
-  for (const auto& [flag, path] :
-       {std::pair{"--csv", o.csvPath}, std::pair{"--plot", o.plotPath}}) {
-    if (path.empty()) continue;
-    std::filesystem::path folder = std::filesystem::path(path).parent_path();
-    std::error_code ec;
-    if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
-      return Status::error(std::string(flag) + " " + path + ": the folder " + folder.string() +
-                           " does not exist");
-    }
   }
   if (o.lr < 0) {
     o.lr = o.optimizer.kind == OptimizerKind::kSgd    ? 0.05f
