@@ -1,4 +1,7 @@
-"""Builds the braid Python package and its PyTorch backend extension.
+"""Builds the braid Python package and its PyTorch backend extension inside braid's own build.
+
+ctest's python_build runs this against the build tree's libbraid; users install with
+`pip install ./bindings/python`, which goes through pyproject.toml (scikit-build-core, CMake).
 
 The extension (braid._torch_backend) is compiled against the installed torch and linked
 against libbraid, the library the CMake build produces. libbraid is copied into the package
@@ -8,8 +11,6 @@ needs no LD_LIBRARY_PATH. Where libbraid is looked up:
     BRAID_LIBRARY_DIR   folder holding libbraid.so (default: <repo>/build/src)
     BRAID_INCLUDE_DIR   folder holding braid.h     (default: <repo>/include)
 
-Install with `pip install --no-build-isolation bindings/python` (torch must already be
-installed: the extension is built against that very torch).
 """
 import os
 import re
@@ -65,8 +66,15 @@ class BuildWithLibbraid(BuildExtension):
 INCLUDE_DIR = Path(os.environ.get("BRAID_INCLUDE_DIR", REPO / "include"))
 LIBRARY_DIR = braid_library_dir()
 
+# pyproject.toml holds the version (scikit-build-core reads it); it must be braid.h's.
+PYPROJECT_VERSION = re.search(r'^version = "([^"]+)"', (HERE / "pyproject.toml").read_text(),
+                              re.M).group(1)
+if braid_version(INCLUDE_DIR / "braid.h") != PYPROJECT_VERSION:
+    raise SystemExit(f"braid: bindings/python/pyproject.toml's version {PYPROJECT_VERSION} is not "
+                     f"braid.h's {braid_version(INCLUDE_DIR / 'braid.h')}")
+
 setup(
-    version=braid_version(INCLUDE_DIR / "braid.h"),
+    packages=["braid"],
     ext_modules=[
         CppExtension(
             name="braid._torch_backend",
