@@ -2,13 +2,16 @@
 // the same measurement loop, so their ratio means something.
 //
 //   braid-nccl-compare [--query] [--nccl PATH] [--ranks N] [--min BYTES] [--max BYTES]
-//                      [--factor F] [--rounds R] [--json FILE]
+//                      [--factor F] [--rounds R] [--json FILE] [--layout auto|threads|processes]
 //
-// Layout: N ranks (default 2) as threads of this process, all on GPU 0, one non-blocking
-// stream each. braid: braidCommInitAll with the device repeated. NCCL: libnccl.so.2 (the one
-// PyTorch carries: --nccl, else the loader's search) opened with dlopen, one ncclCommInitRank
-// per thread; NCCL_MULTI_RANK_GPU_ENABLE=1 (set here unless given) lets NCCL >= 2.30 put
-// several ranks on one GPU. Loop, per collective (all-reduce, all-gather, reduce-scatter;
+// Layout (--layout): `threads`: N ranks (default 2) as threads of this process, all on GPU 0,
+// one non-blocking stream each; braid: braidCommInitAll with the device repeated. `processes`:
+// one process per rank, forked before CUDA starts; braid: braidCommInitRank (cuda_p2p). NCCL:
+// libnccl.so.2 (the one PyTorch carries: --nccl, else the loader's search) opened with dlopen,
+// one ncclCommInitRank per rank; NCCL_MULTI_RANK_GPU_ENABLE=1 (set here unless given) lets
+// NCCL >= 2.30 put several ranks on one GPU. `auto` (default): threads, and if NCCL refuses
+// ranks on threads of one process, the whole comparison again as processes (both libraries
+// always run in the same layout). Loop, per collective (all-reduce, all-gather, reduce-scatter;
 // float32 sum) and size: for each of R rounds, braid then NCCL: barrier, warm-up calls,
 // synchronise, barrier, time `iters` calls and one synchronise; the call's time is the slowest
 // rank's; the median round is reported. Sizes as nccl-tests: all-reduce the buffer, all-gather
@@ -19,14 +22,19 @@
 // (why is printed and in the JSON; braid's times are still reported); 77 no CUDA device.
 // A watchdog ends the program (exit 4, JSON written) if anything hangs past --deadline.
 #include <cuda_runtime.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +43,7 @@
 #include "nccl_library.h"
 #include "options.h"
 #include "result_log.h"
+#include "shared_state.h"
 
 namespace braid::perf {
 namespace {
@@ -104,51 +113,70 @@ std::string checkResult(Collective c, const std::vector<float>& got, int rank, i
 
 class Comparison {
  public:
-  Comparison(const Options& o, const NcclLibrary& nccl, bool ncclUsable, ResultLog* log)
-      : o_(o),
-        nccl_(nccl),
-        ncclOn_(ncclUsable),
-        log_(log),
-        ranks_(size_t(o.ranks)),
-        barrier_(o.ranks),
-        times_(size_t(o.ranks)) {}
+  // `shared` is seen by every rank (heap for threads, a shared mapping for processes).
+  Comparison(const Options& o, const NcclLibrary& nccl, ResultLog* log, SharedState* shared)
+      : o_(o), nccl_(nccl), log_(log), s_(*shared), ranks_(size_t(o.ranks)) {}
 
-  // Runs every rank's thread; returns the exit status.
-  int run() {
+  // Ranks as threads of this process; returns the exit status.
+  int runThreads() {
     std::vector<braidComm_t> comms(size_t(o_.ranks));
     const std::vector<int> devlist(size_t(o_.ranks), kDevice);
     if (braidCommInitAll(comms.data(), o_.ranks, devlist.data()) != braidSuccess) {
-      log_->fail(std::string("braidCommInitAll: ") + braidGetLastError(nullptr));
+      fail(std::string("braidCommInitAll: ") + braidGetLastError(nullptr));
       return 1;
     }
     for (int r = 0; r < o_.ranks; ++r) ranks_[size_t(r)].braid = comms[size_t(r)];
-    if (ncclOn_ && nccl_.getUniqueId(&ncclId_) != ncclSuccess) {
+    if (s_.ncclOn && nccl_.getUniqueId(&s_.ncclId) != ncclSuccess) {
       disableNccl("ncclGetUniqueId failed");
     }
+    s_.idReady = true;
     std::vector<std::thread> threads;
     for (int r = 0; r < o_.ranks; ++r) threads.emplace_back([this, r] { rankMain(r); });
     for (std::thread& t : threads) t.join();
-    for (Rank& r : ranks_) {
-      if (r.nccl) nccl_.commDestroy(r.nccl);
-      braidCommDestroy(r.braid);
-      cudaFree(r.send);
-      cudaFree(r.recv);
-      if (r.stream) cudaStreamDestroy(r.stream);
+    for (Rank& r : ranks_) release(r);
+    return status();
+  }
+
+  // This process is rank `rank` of a group of processes (forked before CUDA started).
+  int runProcess(int rank, const braidUniqueId& id) {
+    Rank& r = ranks_[size_t(rank)];
+    if (braidCommInitRank(&r.braid, o_.ranks, id, rank) != braidSuccess) {
+      fail("rank " + std::to_string(rank) + ": braidCommInitRank: " + braidGetLastError(nullptr));
+      s_.idReady = true;  // nobody waits for an id that will not come
+      return 1;
     }
-    if (failed_) return 1;
-    return ncclOn_ ? 0 : 3;
+    if (rank == 0) {
+      // NCCL's root lives in the process that made the id: rank 0, alive to the end.
+      if (s_.ncclOn && nccl_.getUniqueId(&s_.ncclId) != ncclSuccess) {
+        disableNccl("ncclGetUniqueId failed");
+      }
+      s_.idReady = true;
+    }
+    while (!s_.idReady) std::this_thread::yield();
+    rankMain(rank);
+    release(r);
+    return status();
   }
 
  private:
+  int status() const {
+    if (s_.failed) return 1;
+    return s_.ncclOn ? 0 : 3;
+  }
+  void release(Rank& r) {
+    if (r.nccl) nccl_.commDestroy(r.nccl);
+    if (r.braid) braidCommDestroy(r.braid);
+    cudaFree(r.send);
+    cudaFree(r.recv);
+    if (r.stream) cudaStreamDestroy(r.stream);
+  }
   void disableNccl(const std::string& why) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (ncclOn_) log_->ncclUnavailable(why);
-    ncclOn_ = false;
+    if (s_.setNcclError(why)) log_->ncclUnavailable(why);
+    s_.ncclOn = false;
   }
   void fail(const std::string& why) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!failed_) log_->fail(why);
-    failed_ = true;
+    if (s_.setBraidError(why)) log_->fail(why);
+    s_.failed = true;
   }
 
   void rankMain(int rank) {
@@ -159,16 +187,19 @@ class Comparison {
     if (e.empty()) e = cudaError(cudaMalloc(&r.send, o_.maxBytes), "cudaMalloc");
     if (e.empty()) e = cudaError(cudaMalloc(&r.recv, o_.maxBytes), "cudaMalloc");
     if (!e.empty()) fail("rank " + std::to_string(rank) + ": " + e);
-    barrier_.arrive_and_wait();
-    if (ncclOn_ && !failed_) {
+    s_.arriveAndWait(o_.ranks);
+    if (s_.ncclOn && !s_.failed) {
       // Every rank calls init, so a refusal on one is seen by all (each sets the flag).
-      const ncclResult_t rc = nccl_.commInitRank(&r.nccl, o_.ranks, ncclId_, rank);
+      const ncclResult_t rc = nccl_.commInitRank(&r.nccl, o_.ranks, s_.ncclId, rank);
       if (rc != ncclSuccess) {
+        s_.ncclInitRefused = true;
         disableNccl(std::string("ncclCommInitRank with ") + std::to_string(o_.ranks) +
                     " ranks on one GPU: " + nccl_.getErrorString(rc));
       }
     }
-    barrier_.arrive_and_wait();
+    s_.arriveAndWait(o_.ranks);
+    // --layout auto retries in processes: no braid-only sweep in a layout NCCL refused.
+    if (o_.layout == Layout::kAuto && s_.ncclInitRefused) return;
     for (Collective c : o_.collectives) {
       for (Lib lib : {Lib::kBraid, Lib::kNccl}) verify(rank, lib, c);
     }
@@ -180,17 +211,17 @@ class Comparison {
           braidTimes.push_back(timeCalls(rank, Lib::kBraid, c, bytes));
           ncclTimes.push_back(timeCalls(rank, Lib::kNccl, c, bytes));
         }
-        if (rank == 0 && !failed_) log_->row(c, bytes, median(braidTimes), median(ncclTimes));
+        if (rank == 0 && !s_.failed) log_->row(c, bytes, median(braidTimes), median(ncclTimes));
         if (o_.factor < 2) break;
       }
     }
   }
 
-  bool active(Lib lib) const { return !failed_ && (lib == Lib::kBraid || ncclOn_); }
+  bool active(Lib lib) const { return !s_.failed && (lib == Lib::kBraid || s_.ncclOn); }
 
   // Inputs rank + 1, one call, the output checked on the host.
   void verify(int rank, Lib lib, Collective c) {
-    barrier_.arrive_and_wait();
+    s_.arriveAndWait(o_.ranks);
     if (!active(lib)) return;
     Rank& r = ranks_[size_t(rank)];
     const size_t bytes = std::min<size_t>(o_.maxBytes, size_t(1) << 20);
@@ -202,7 +233,7 @@ class Comparison {
     std::string e = cudaError(
         cudaMemcpy(r.send, input.data(), sendCount * 4, cudaMemcpyHostToDevice), "upload");
     if (e.empty()) e = cudaError(cudaMemset(r.recv, 0xff, recvCount * 4), "cudaMemset");
-    barrier_.arrive_and_wait();
+    s_.arriveAndWait(o_.ranks);
     if (e.empty()) e = call(lib, c, nccl_, r, count);
     if (e.empty()) e = cudaError(cudaStreamSynchronize(r.stream), "cudaStreamSynchronize");
     if (e.empty())
@@ -220,7 +251,7 @@ class Comparison {
 
   // Seconds per call (slowest rank), or 0 when the library is not running.
   double timeCalls(int rank, Lib lib, Collective c, size_t bytes) {
-    barrier_.arrive_and_wait();
+    s_.arriveAndWait(o_.ranks);
     if (!active(lib)) return 0;
     Rank& r = ranks_[size_t(rank)];
     const size_t count = countFor(c, bytes, o_.ranks);
@@ -228,11 +259,11 @@ class Comparison {
     std::string e;
     for (int i = 0; i < 2 && e.empty(); ++i) e = call(lib, c, nccl_, r, count);
     if (e.empty()) e = cudaError(cudaStreamSynchronize(r.stream), "cudaStreamSynchronize");
-    barrier_.arrive_and_wait();
+    s_.arriveAndWait(o_.ranks);
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < iters && e.empty(); ++i) e = call(lib, c, nccl_, r, count);
     if (e.empty()) e = cudaError(cudaStreamSynchronize(r.stream), "cudaStreamSynchronize");
-    times_[size_t(rank)] =
+    s_.times[rank] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
     if (!e.empty()) {
       if (lib == Lib::kNccl) {
@@ -241,8 +272,8 @@ class Comparison {
         fail(e);
       }
     }
-    barrier_.arrive_and_wait();
-    return *std::max_element(times_.begin(), times_.end());
+    s_.arriveAndWait(o_.ranks);
+    return *std::max_element(s_.times, s_.times + o_.ranks);
   }
 
   static double median(std::vector<double> v) {
@@ -252,14 +283,9 @@ class Comparison {
 
   const Options& o_;
   const NcclLibrary& nccl_;
-  std::atomic<bool> ncclOn_;
-  std::atomic<bool> failed_{false};
   ResultLog* log_;
-  std::vector<Rank> ranks_;
-  std::barrier<> barrier_;
-  std::vector<double> times_;
-  ncclUniqueId ncclId_{};
-  std::mutex mu_;
+  SharedState& s_;
+  std::vector<Rank> ranks_;  // processes: only this process's entry is used
 };
 
 int query(const NcclLibrary& nccl, const std::string& ncclError) {
@@ -274,6 +300,110 @@ int query(const NcclLibrary& nccl, const std::string& ncclError) {
               ncclError.empty() ? (nccl.versionString() + " (" + nccl.path + ")").c_str()
                                 : ("unavailable: " + ncclError).c_str());
   return 0;
+}
+
+// No usable device: the message and exit status of every mode.
+int noDevice(cudaError_t probe) {
+  std::printf("skipped: no usable CUDA device (%s)\n",
+              probe != cudaSuccess ? cudaGetErrorString(probe) : "none found");
+  return kSkipped;
+}
+
+// Ranks as threads of this process. Returns the exit status; *initRefused tells whether NCCL
+// refused this layout at init (the case --layout auto retries as processes).
+int runThreads(const Options& o, bool* initRefused) {
+  NcclLibrary nccl;
+  const std::string ncclError = loadNccl(o.ncclPath, &nccl);
+  ResultLog log(o, ncclError.empty() ? nccl.versionString() : "", nccl.path, "threads");
+  auto shared = std::make_unique<SharedState>();
+  if (!ncclError.empty()) {
+    shared->ncclOn = false;
+    log.ncclUnavailable(ncclError);
+  }
+  log.startWatchdog(o.deadlineSeconds);
+  Comparison comparison(o, nccl, &log, shared.get());
+  const int status = comparison.runThreads();
+  *initRefused = shared->ncclInitRefused;
+  log.finish();
+  return status;
+}
+
+// One process per rank, forked before anything touches CUDA; rank 0 prints and writes the
+// JSON. The parent waits (killing ranks still running after the deadline) and returns the
+// worst rank's status.
+int runProcesses(const Options& o) {
+  braidUniqueId id;
+  if (braidGetUniqueId(&id) != braidSuccess) {
+    std::fprintf(stderr, "braid-nccl-compare: braidGetUniqueId: %s\n", braidGetLastError(nullptr));
+    return 1;
+  }
+  void* page =
+      mmap(nullptr, sizeof(SharedState), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) {
+    std::perror("braid-nccl-compare: mmap");
+    return 1;
+  }
+  SharedState* shared = new (page) SharedState();
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < o.ranks; ++rank) {
+    const pid_t pid = fork();
+    if (pid < 0) {
+      std::perror("braid-nccl-compare: fork");
+      for (pid_t p : pids) kill(p, SIGKILL);
+      return 1;
+    }
+    if (pid == 0) {
+      int devices = 0;
+      const cudaError_t probe = cudaGetDeviceCount(&devices);
+      if (probe != cudaSuccess || devices == 0) {
+        const int code = noDevice(probe);
+        std::fflush(nullptr);
+        _exit(code);
+      }
+      NcclLibrary nccl;
+      const std::string ncclError = loadNccl(o.ncclPath, &nccl);
+      Options mine = o;
+      if (rank != 0) mine.jsonPath.clear();
+      ResultLog log(mine, ncclError.empty() ? nccl.versionString() : "", nccl.path, "processes",
+                    /*quiet=*/rank != 0);
+      if (!ncclError.empty()) {
+        shared->ncclOn = false;
+        if (shared->setNcclError(ncclError)) log.ncclUnavailable(ncclError);
+      }
+      log.startWatchdog(o.deadlineSeconds);
+      Comparison comparison(o, nccl, &log, shared);
+      const int status = comparison.runProcess(rank, id);
+      if (shared->ncclError[0] != '\0') log.ncclUnavailable(shared->ncclError);
+      if (shared->braidError[0] != '\0') log.fail(shared->braidError);
+      log.finish();
+      std::fflush(nullptr);
+      _exit(status);
+    }
+    pids.push_back(pid);
+  }
+  int worst = 0;
+  int skipped = 0;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(o.deadlineSeconds + 10);
+  for (pid_t pid : pids) {
+    int wstatus = 0;
+    for (;;) {
+      const pid_t done = waitpid(pid, &wstatus, WNOHANG);
+      if (done == pid) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &wstatus, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 4;
+    skipped += code == kSkipped ? 1 : 0;
+    if (code != kSkipped) worst = std::max(worst, code);
+  }
+  if (skipped == int(pids.size())) return kSkipped;
+  return skipped > 0 ? std::max(worst, 1) : worst;  // some ranks saw no device: a failure
 }
 
 }  // namespace
@@ -293,21 +423,29 @@ int main(int argc, char** argv) {
     return 2;
   }
   setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
+  // Processes must fork before this process touches CUDA.
+  if (o.layout == Layout::kProcesses) return runProcesses(o);
   int devices = 0;
   const cudaError_t probe = cudaGetDeviceCount(&devices);
-  if (probe != cudaSuccess || devices == 0) {
-    std::printf("skipped: no usable CUDA device (%s)\n",
-                probe != cudaSuccess ? cudaGetErrorString(probe) : "none found");
-    return kSkipped;
+  if (probe != cudaSuccess || devices == 0) return noDevice(probe);
+  if (o.query) {
+    NcclLibrary nccl;
+    const std::string ncclError = loadNccl(o.ncclPath, &nccl);
+    return query(nccl, ncclError);
   }
-  NcclLibrary nccl;
-  const std::string ncclError = loadNccl(o.ncclPath, &nccl);
-  if (o.query) return query(nccl, ncclError);
-  ResultLog log(o, ncclError.empty() ? nccl.versionString() : "", nccl.path);
-  if (!ncclError.empty()) log.ncclUnavailable(ncclError);
-  log.startWatchdog(o.deadlineSeconds);
-  Comparison comparison(o, nccl, ncclError.empty(), &log);
-  const int status = comparison.run();
-  log.finish();
+  bool initRefused = false;
+  const int status = runThreads(o, &initRefused);
+  if (o.layout != Layout::kAuto || !initRefused) return status;
+  // NCCL refused ranks on threads of one process: the whole comparison again, one process per
+  // rank, from a fresh image (CUDA is already started here, and a fork would not carry it).
+  std::printf("# NCCL refused ranks on threads of one process; again with one process per rank\n");
+  std::fflush(nullptr);
+  std::vector<char*> args(argv, argv + argc);
+  std::string layoutFlag = "--layout", processes = "processes";
+  args.push_back(layoutFlag.data());
+  args.push_back(processes.data());
+  args.push_back(nullptr);
+  execv("/proc/self/exe", args.data());
+  std::perror("braid-nccl-compare: execv");
   return status;
 }

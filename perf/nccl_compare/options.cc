@@ -43,7 +43,8 @@ const char* collectiveName(Collective c) {
 
 const char* usage() {
   return "usage: braid-nccl-compare [--query] [--nccl PATH] [--ranks N] [--min BYTES]\n"
-         "         [--max BYTES] [--factor F] [--rounds R] [--deadline SECONDS] [--json FILE]\n";
+         "         [--max BYTES] [--factor F] [--rounds R] [--deadline SECONDS] [--json FILE]\n"
+         "         [--layout auto|threads|processes]\n";
 }
 
 std::string parseOptions(int argc, char** argv, Options* o) {
@@ -60,8 +61,18 @@ std::string parseOptions(int argc, char** argv, Options* o) {
       o->ncclPath = value;
     } else if (arg == "--json") {
       o->jsonPath = value;
+    } else if (arg == "--layout") {
+      if (value == "auto") {
+        o->layout = Layout::kAuto;
+      } else if (value == "threads") {
+        o->layout = Layout::kThreads;
+      } else if (value == "processes") {
+        o->layout = Layout::kProcesses;
+      } else {
+        return bad() + " (auto, threads or processes)";
+      }
     } else if (arg == "--ranks") {
-      const auto v = parseInt(value, 2, 64);
+      const auto v = parseInt(value, 2, 64);  // kMaxRanks (shared_state.h)
       if (!v) return bad() + " (2 to 64)";
       o->ranks = int(*v);
     } else if (arg == "--factor") {

@@ -9,13 +9,18 @@ namespace braid::perf {
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter };
 
+/// Where the ranks run: threads of one process, one process each, or threads and then, if
+/// NCCL refuses that, processes.
+enum class Layout { kAuto, kThreads, kProcesses };
+
 /// "allreduce", "allgather", "reducescatter".
 const char* collectiveName(Collective c);
 
 struct Options {
   bool query = false;                 // --query: print the device and NCCL, run nothing
   std::string ncclPath;               // --nccl: libnccl.so.2 to open ("" = the loader's search)
-  int ranks = 2;                      // --ranks: threads sharing GPU 0
+  int ranks = 2;                      // --ranks: ranks sharing GPU 0
+  Layout layout = Layout::kAuto;      // --layout auto|threads|processes
   size_t minBytes = 8;                // --min
   size_t maxBytes = size_t(1) << 30;  // --max
   size_t factor = 2;                  // --factor: size multiplier per step

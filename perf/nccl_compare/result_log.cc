@@ -30,11 +30,16 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
-ResultLog::ResultLog(const Options& options, std::string ncclVersion, std::string ncclPath)
-    : options_(options), ncclVersion_(std::move(ncclVersion)), ncclPath_(std::move(ncclPath)) {
-  std::printf("# braid vs NCCL %s, %d ranks on GPU 0 (threads), float32 sum, median of %d rounds\n",
+ResultLog::ResultLog(const Options& options, std::string ncclVersion, std::string ncclPath,
+                     std::string layout, bool quiet)
+    : options_(options),
+      ncclVersion_(std::move(ncclVersion)),
+      ncclPath_(std::move(ncclPath)),
+      layout_(std::move(layout)) {
+  if (quiet) return;
+  std::printf("# braid vs NCCL %s, %d ranks on GPU 0 (%s), float32 sum, median of %d rounds\n",
               ncclVersion_.empty() ? "(unavailable)" : ncclVersion_.c_str(), options.ranks,
-              options.rounds);
+              layout_.c_str(), options.rounds);
   std::printf("# %-13s %12s %11s %11s %12s %12s %8s\n", "collective", "bytes", "braid(us)",
               "NCCL(us)", "braid(GB/s)", "NCCL(GB/s)", "ratio");
   std::fflush(stdout);
@@ -92,10 +97,11 @@ void ResultLog::writeJsonLocked(const char* ending) {
   }
   std::fprintf(f,
                "{\n \"tool\": \"braid-nccl-compare\", \"nranks\": %d, \"layout\": "
-               "\"threads of one process, one GPU\",\n \"nccl_version\": %s, \"nccl_path\": %s,\n"
+               "\"%s, one GPU\",\n \"nccl_version\": %s, \"nccl_path\": %s,\n"
                " \"nccl_error\": %s, \"braid_error\": %s, \"ending\": %s,\n \"results\": [",
-               options_.ranks, quote(ncclVersion_).c_str(), quote(ncclPath_).c_str(),
-               quote(ncclError_).c_str(), quote(braidError_).c_str(), quote(ending).c_str());
+               options_.ranks, layout_.c_str(), quote(ncclVersion_).c_str(),
+               quote(ncclPath_).c_str(), quote(ncclError_).c_str(), quote(braidError_).c_str(),
+               quote(ending).c_str());
   for (size_t i = 0; i < rows_.size(); ++i) {
     const Row& r = rows_[i];
     const double factor = busFactor(r.c, options_.ranks);

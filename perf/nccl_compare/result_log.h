@@ -13,7 +13,10 @@ namespace braid::perf {
 
 class ResultLog {
  public:
-  ResultLog(const Options& options, std::string ncclVersion, std::string ncclPath);
+  /// `layout` ("threads", "processes") goes into the header and the JSON; a `quiet` log
+  /// (ranks other than 0 in their own processes) prints no header.
+  ResultLog(const Options& options, std::string ncclVersion, std::string ncclPath,
+            std::string layout, bool quiet = false);
 
   /// One size of one collective: seconds per call (slowest rank) of each library; 0 = did
   /// not run.
@@ -36,7 +39,7 @@ class ResultLog {
   void writeJsonLocked(const char* ending);
 
   const Options& options_;
-  const std::string ncclVersion_, ncclPath_;
+  const std::string ncclVersion_, ncclPath_, layout_;
   std::mutex mu_;
   std::vector<Row> rows_;
   std::string ncclError_, braidError_;
