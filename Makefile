@@ -39,7 +39,7 @@ gpu-kit: deps
 	  $(KIT_LAUNCHER) $(CMAKE_FLAGS)
 	cmake --build $(KIT_BUILD) -j $(JOBS) --target $(KIT_TARGETS)
 	@if python3 -c "import torch, setuptools" 2>/dev/null; then \
-	  cd bindings/python && MAX_JOBS=$(JOBS) BRAID_LIBRARY_DIR=$(CURDIR)/$(KIT_BUILD)/src \
+	  mkdir -p $(KIT_BUILD)/python && cd bindings/python && MAX_JOBS=$(JOBS) BRAID_LIBRARY_DIR=$(CURDIR)/$(KIT_BUILD)/src \
 	    python3 setup.py -q egg_info --egg-base $(CURDIR)/$(KIT_BUILD)/python \
 	    build --build-base $(CURDIR)/$(KIT_BUILD)/python/setup \
 	    --build-lib $(CURDIR)/$(KIT_BUILD)/python/lib --build-temp $(CURDIR)/$(KIT_BUILD)/python/obj; \

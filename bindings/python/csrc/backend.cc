@@ -153,7 +153,8 @@ c10::intrusive_ptr<c10d::Work> BraidBackend::submit(c10d::OpType type, Job job,
     std::lock_guard<std::mutex> lock(coalesceMu_);
     if (coalescing_) {
       TORCH_CHECK(!job.stream || !coalesced_.stream || *job.stream == *coalesced_.stream,
-                  "braid: ", job.name, " on ", where(), " joins a coalesced batch issued on "
+                  "braid: ", job.name, " on ", where(),
+                  " joins a coalesced batch issued on "
                   "another CUDA stream; one batch runs on one stream");
       coalesced_.absorb(std::move(job));
       return work;

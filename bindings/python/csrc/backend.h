@@ -122,8 +122,7 @@ class BraidBackend : public c10d::Backend {
  private:
   /// Queues `job` (or adds it to the coalesced batch) and returns its Work. A CUDA `place`
   /// (the operation's first tensor) binds the Job to that device's current stream.
-  c10::intrusive_ptr<c10d::Work> submit(c10d::OpType type, Job job,
-                                        std::vector<at::Tensor> outputs,
+  c10::intrusive_ptr<c10d::Work> submit(c10d::OpType type, Job job, std::vector<at::Tensor> outputs,
                                         const at::Tensor& place = at::Tensor());
   /// Runs one Job on the worker thread; throws DistBackendError naming the rank.
   void runJob(Job& job);

@@ -196,8 +196,7 @@ WorkPtr BraidBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::Reduc
     braidDataType_t type = reductionType(t.scalar_type(), "reduce");
     at::Tensor buf = writable(job, t);
     job.calls.push_back([buf, type, op, root](braidComm_t comm, braidStream_t stream) {
-      return braidReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, root, comm,
-                         stream);
+      return braidReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, root, comm, stream);
     });
   }
   return submit(OpType::REDUCE, std::move(job), tensors, first(tensors));
@@ -235,8 +234,7 @@ WorkPtr BraidBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& o
     checkSameDevice(inputs[i], inputs[0], "allgather_into_tensor_coalesced", "an input");
     batch.calls.push_back(allGatherBytes(inputs[i].contiguous(), writable(batch, outputs[i])));
   }
-  return submit(OpType::ALLGATHER_INTO_TENSOR_COALESCED, std::move(batch), outputs,
-                first(inputs));
+  return submit(OpType::ALLGATHER_INTO_TENSOR_COALESCED, std::move(batch), outputs, first(inputs));
 }
 
 WorkPtr BraidBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputLists,
@@ -344,8 +342,7 @@ WorkPtr BraidBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& o
     batch.calls.push_back(reduceScatterCall(inputs[i].contiguous(), writable(batch, outputs[i]),
                                             opts.reduceOp, "reduce_scatter_tensor_coalesced"));
   }
-  return submit(OpType::REDUCE_SCATTER_TENSOR_COALESCED, std::move(batch), outputs,
-                first(inputs));
+  return submit(OpType::REDUCE_SCATTER_TENSOR_COALESCED, std::move(batch), outputs, first(inputs));
 }
 
 WorkPtr BraidBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
@@ -418,7 +415,8 @@ WorkPtr BraidBackend::recv(std::vector<at::Tensor>& tensors, int srcRank, int /*
 
 WorkPtr BraidBackend::barrier(const c10d::BarrierOptions& /*opts*/) {
   Job job = named("barrier");
-  job.calls.push_back([](braidComm_t comm, braidStream_t stream) { return braidBarrier(comm, stream); });
+  job.calls.push_back(
+      [](braidComm_t comm, braidStream_t stream) { return braidBarrier(comm, stream); });
   return submit(OpType::BARRIER, std::move(job), {});
 }
 
