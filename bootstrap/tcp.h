@@ -5,8 +5,8 @@
 #include <cstddef>
 
 #include "core/deadline.h"
+#include "core/net/socket_util.h"
 #include "core/status.h"
-#include "transports/socket/socket_util.h"
 
 namespace braid::bootstrap {
 

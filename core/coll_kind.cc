@@ -1,4 +1,4 @@
-#include "collectives/schedule.h"
+#include "core/coll_kind.h"
 
 namespace braid::coll {
 

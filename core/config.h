@@ -27,7 +27,7 @@ struct Config {
   // (transports/shm/single_copy.h).
   size_t shmSingleCopyBytes = kAutoBytes;
   // BRAID_STREAM_STORE_BYTES: a receive (plain or reducing) into a buffer of at least this many
-  // bytes writes it with non-temporal stores (collectives/host/copy.h, reduce.h); 0 off; unset
+  // bytes writes it with non-temporal stores (core/kernels/copy.h, reduce.h); 0 off; unset
   // (kAutoBytes): each local rank's share of the last-level cache.
   static constexpr size_t kAutoBytes = ~size_t{0};
   size_t streamStoreBytes = kAutoBytes;

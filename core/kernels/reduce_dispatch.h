@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "collectives/host/reduce.h"
+#include "core/kernels/reduce.h"
 
 namespace braid::coll {
 

@@ -20,9 +20,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "collectives/host/reduce_dispatch.h"
-#include "collectives/host/reduce_half.h"
-#include "collectives/host/reduce_vector.h"
+#include "core/kernels/reduce_dispatch.h"
+#include "core/kernels/reduce_half.h"
+#include "core/kernels/reduce_vector.h"
 
 namespace braid::coll {
 namespace {  // NOLINT(build/namespaces): see reduce_vector.h.

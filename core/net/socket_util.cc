@@ -1,4 +1,4 @@
-#include "transports/socket/socket_util.h"
+#include "core/net/socket_util.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 // user buffer — has any alignment), memcpy the tail, then sfence.
 // The AVX2 variant is compiled with a target attribute rather than file-wide
 // flags, so the rest of this file still runs on any x86-64 CPU.
-#include "collectives/host/copy.h"
+#include "core/kernels/copy.h"
 
 #include <unistd.h>
 

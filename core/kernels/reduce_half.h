@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "collectives/host/reduce_vector.h"
+#include "core/kernels/reduce_vector.h"
 
 namespace braid::coll {
 namespace {  // NOLINT(build/namespaces): see reduce_vector.h.

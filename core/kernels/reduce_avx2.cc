@@ -1,14 +1,14 @@
 // AVX2 reduction kernels: 32-byte vectors, fp16 converted by F16C (VCVTPH2PS / VCVTPS2PH).
 // Built with -mavx2 -mf16c -mfma (src/CMakeLists.txt); without those flags (another
 // architecture) the table is absent and dispatch never picks this ISA.
-#include "collectives/host/reduce_dispatch.h"
+#include "core/kernels/reduce_dispatch.h"
 
 #if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
 
 #include <immintrin.h>
 
-#include "collectives/host/reduce_half.h"
-#include "collectives/host/reduce_kernels.h"
+#include "core/kernels/reduce_half.h"
+#include "core/kernels/reduce_kernels.h"
 
 namespace braid::coll {
 namespace {

@@ -3,14 +3,14 @@
 // codec: VCVTNEPS2BF16 flushes subnormals to zero, which would break round-to-nearest-even.
 // Built with -mavx512f -mavx512bw -mavx512dq -mavx512vl (src/CMakeLists.txt); without those
 // flags the table is absent and dispatch never picks this ISA.
-#include "collectives/host/reduce_dispatch.h"
+#include "core/kernels/reduce_dispatch.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 
 #include <immintrin.h>
 
-#include "collectives/host/reduce_half.h"
-#include "collectives/host/reduce_kernels.h"
+#include "core/kernels/reduce_half.h"
+#include "core/kernels/reduce_kernels.h"
 
 namespace braid::coll {
 namespace {

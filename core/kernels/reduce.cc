@@ -8,8 +8,8 @@
 #include <cpuid.h>
 #endif
 
-#include "collectives/host/reduce.h"
-#include "collectives/host/reduce_dispatch.h"
+#include "core/kernels/reduce.h"
+#include "core/kernels/reduce_dispatch.h"
 #include "core/log.h"
 #include "core/types.h"
 
