@@ -11,7 +11,6 @@ async_op and without, and read results only after wait().
 Skipped without a CUDA device. Runs with unittest alone (the GPU kit's check 10 has no
 pytest) or under pytest. Ranks are spawned, not forked: a forked child cannot use CUDA.
 """
-import os
 import unittest
 
 import torch
