@@ -124,12 +124,10 @@ const std::vector<std::string>& Config::collectiveNames() {
 
 // Over loopback TCP a chunk of 1 MiB made a 2-rank all-reduce a reduce-scatter
 // then an all-gather of one message each at 2 MiB (nothing to overlap); 512 KiB
-// chunks pipeline the two. Quiet 2-core VM, 2 ranks, paired (perf/ab, 6 rounds,
-// cache-line probes near): 512 KiB against 1 MiB 1.45-1.67x at 2 MiB for
-// all-reduce, all-gather, reduce-scatter and all-to-all, 0.96-1.24x at 16 and
-// 128 MiB, 0.93-1.21x at 1 MiB; 4 ranks over TCP 0.87-1.21x (even). On shm
-// (FIFO slots, not chunks, bound what is in flight) 2 ranks measured even
-// (0.92-1.13x), so it keeps 1 MiB, as does the mixed transport (unmeasured).
+// chunks pipeline the two and gain most there, about even elsewhere. On shm
+// the FIFO slots, not the chunks, bound what is in flight, so a smaller chunk
+// gains nothing and it keeps 1 MiB, as does the mixed transport (not measured).
+// Figures: perf/RESULTS.md, "Pipelining chunk over TCP".
 size_t Config::defaultChunkBytes(const std::string& transport) {
   return transport == "socket" ? size_t{512} << 10 : size_t{1} << 20;
 }

@@ -79,7 +79,7 @@ void reduceKernel(void* dst, const void* a, const void* b, size_t n) {
   const auto* in1 = static_cast<const Storage*>(a);
   const auto* in2 = static_cast<const Storage*>(b);
   size_t i = 0;
-  // No unrolling: out-of-order cores overlap iterations already, and measured no faster.
+  // No unrolling: out-of-order cores overlap iterations already (unrolled was no faster).
   for (; i + kElements <= n; i += kElements) reduceBlock<Codec, Op>(out + i, in1 + i, in2 + i);
   if (i < n) reduceTail<Codec, Op>(out + i, in1 + i, in2 + i, n - i);
 }
