@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "collectives/device/launch.h"
 #include "collectives/device/plan_builder.h"
 #include "cuda_device.h"  // this folder
