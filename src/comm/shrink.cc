@@ -5,7 +5,7 @@
 #include <string>
 
 #include "bootstrap/root_server.h"
-#include "bootstrap/sha256.h"
+#include "bootstrap/crypto.h"
 #include "comm/comm.h"
 #include "core/log.h"
 
