@@ -8,6 +8,7 @@
 //  - a rank with TLS off among TLS ranks is refused by every rank, naming the other side;
 //  - a forged record injected into a stream is caught by the receiver, which names the
 //    sender, and the sender then fails too, naming the receiver;
+//  - a peer that leaves while a send runs through libssl is an error, not a SIGPIPE;
 //  - Config reads BRAID_SOCKET_TLS and BRAID_TLS_* strictly;
 //  - every collective, through the public API, over TLS on one host and on the mixed
 //    transport (TLS between faked hosts, shm inside each).
@@ -235,6 +236,30 @@ TEST(SocketTls, AForgedRecordFailsTheLinkOnBothRanks) {
   });
   EXPECT_EQ(results[1].peer(), 0) << results[1].message();
   EXPECT_NE(results[1].message().find("TLS"), std::string::npos) << results[1].message();
+  EXPECT_EQ(results[0].code(), braidRemoteError) << results[0].message();
+  EXPECT_EQ(results[0].peer(), 1) << results[0].message();
+}
+
+// Rank 1 leaves while rank 0 sends through libssl: rank 0 gets an error naming rank 1, and
+// the process is not killed by SIGPIPE (gtest leaves SIGPIPE at its default: terminate).
+TEST(SocketTls, APeerThatLeavesMidSendIsAnErrorNotASignal) {
+  auto results = runRanks(2, [&](int rank, Bootstrap& b) -> Status {
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, tlsConfig(1)));
+    if (rank == 1) {
+      t.reset();  // closes every stream
+      return b.barrier();
+    }
+    BRAID_RETURN_IF_ERROR(b.barrier());
+    std::vector<uint8_t> big(64 << 20, 1);
+    Status last;
+    for (int i = 0; i < 4 && last.isOk(); ++i) {
+      Request send;
+      last = t->connector(1)->postSend(big.data(), big.size(), &send);
+      if (last.isOk()) last = drive(*t, 2, {&send});
+    }
+    return last;
+  });
+  EXPECT_TRUE(results[1].isOk()) << results[1].message();
   EXPECT_EQ(results[0].code(), braidRemoteError) << results[0].message();
   EXPECT_EQ(results[0].peer(), 1) << results[0].message();
 }

@@ -1,10 +1,12 @@
 // TLS contexts, sessions and non-blocking I/O through libssl (see tls.h).
 #include "transports/socket/tls.h"
 
+#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/tls1.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
@@ -77,7 +79,61 @@ Status contextError(const std::string& what) {
                 "socket transport TLS: " + what + (reason.empty() ? "" : " (" + reason + ")"));
 }
 
+// A write-side BIO over a socket that sends with MSG_NOSIGNAL (libssl's socket BIO uses
+// write(), which raises SIGPIPE when the peer is gone).
+int noSignalWrite(BIO* bio, const char* data, int bytes) {
+  BIO_clear_retry_flags(bio);
+  while (true) {
+    ssize_t n = ::send(static_cast<int>(BIO_get_fd(bio, nullptr)), data, bytes,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return static_cast<int>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_write(bio);
+    return -1;
+  }
+}
+
+long noSignalCtrl(BIO* bio, int cmd, long num, void* ptr) {
+  switch (cmd) {
+    case BIO_C_SET_FD:
+      BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(*static_cast<int*>(ptr))));
+      BIO_set_init(bio, 1);
+      return 1;
+    case BIO_C_GET_FD: {
+      const int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
+      if (ptr != nullptr) *static_cast<int*>(ptr) = fd;
+      return fd;
+    }
+    case BIO_CTRL_FLUSH:
+      return 1;
+    default:
+      (void)num;
+      return 0;
+  }
+}
+
+const BIO_METHOD* noSignalMethod() {
+  static BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "braid send");
+    if (m != nullptr) {
+      BIO_meth_set_write(m, noSignalWrite);
+      BIO_meth_set_ctrl(m, noSignalCtrl);
+    }
+    return m;
+  }();
+  return method;
+}
+
 }  // namespace
+
+Status sendWithoutSignals(SSL* ssl, int fd) {
+  const BIO_METHOD* method = noSignalMethod();
+  BIO* bio = method != nullptr ? BIO_new(method) : nullptr;
+  if (bio == nullptr) return Status(braidSystemError, "socket transport: BIO_new failed");
+  BIO_set_fd(bio, fd, BIO_NOCLOSE);
+  SSL_set0_wbio(ssl, bio);  // the SSL owns it
+  return Status::ok();
+}
 
 SigpipeGuard::SigpipeGuard() {
   sigemptyset(&pipe_);
@@ -181,7 +237,6 @@ std::string tlsFailure(int sslError) {
 // keeps what it has encrypted and must be called again with the same bytes, which the
 // connector does (it retries from the first byte not reported sent).
 Result<IoResult> tlsSendSome(SSL* ssl, const iovec* iov, int iovCount) {
-  SigpipeGuard guard;
   IoResult result;
   for (int i = 0; i < iovCount; ++i) {
     if (iov[i].iov_len == 0) continue;
@@ -199,7 +254,6 @@ Result<IoResult> tlsSendSome(SSL* ssl, const iovec* iov, int iovCount) {
 }
 
 Result<IoResult> tlsRecvSomeV(SSL* ssl, const iovec* iov, int iovCount) {
-  SigpipeGuard guard;  // a failing read may write an alert
   IoResult result;
   for (int i = 0; i < iovCount; ++i) {
     size_t got = 0;

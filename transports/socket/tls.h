@@ -91,9 +91,11 @@ class TlsSession {
   bool kernelRecv_ = false;
 };
 
-/// libssl writes to sockets with write(), which raises SIGPIPE when the peer is gone (plain
-/// streams use MSG_NOSIGNAL), and a library must not kill its host process. Around libssl
-/// calls SIGPIPE is blocked on the calling thread, and one they raised is consumed.
+/// libssl's socket BIO writes with write(), which raises SIGPIPE when the peer is gone
+/// (plain streams use MSG_NOSIGNAL), and a library must not kill its host process. During
+/// the handshake (where kernel TLS needs libssl's own socket BIO) SIGPIPE is blocked on the
+/// calling thread around libssl calls, and one they raised is consumed; afterwards streams
+/// whose sends stay in user space write through sendWithoutSignals' BIO instead.
 class SigpipeGuard {
  public:
   SigpipeGuard();
@@ -105,6 +107,10 @@ class SigpipeGuard {
   sigset_t pipe_;
   sigset_t old_;
 };
+
+/// Makes `ssl` write to `fd` with send(MSG_NOSIGNAL) from now on (the data path of streams
+/// without kernel TLS for sends: no signal masking per call).
+Status sendWithoutSignals(SSL* ssl, int fd);
 
 /// sendSome / recvSome / recvSomeV (socket_util.h) through `ssl`, with the same contract:
 /// 0 bytes when it would block, `closed` at the peer's end of stream, an error (with

@@ -163,6 +163,7 @@ Result<std::vector<std::vector<TlsSession>>> startTls(const TlsContext& context,
     const bool kernelSend = BIO_get_ktls_send(SSL_get_wbio(ssl)) != 0;
     // Bytes libssl already holds would be lost to a plain recvmsg: keep reading through it.
     const bool kernelRecv = BIO_get_ktls_recv(SSL_get_rbio(ssl)) != 0 && SSL_has_pending(ssl) == 0;
+    if (!kernelSend) BRAID_RETURN_IF_ERROR(sendWithoutSignals(ssl, SSL_get_fd(ssl)));
     link.session.release();
     sessions[link.peer][link.stream] = TlsSession(ssl, kernelSend, kernelRecv);
     layer = sessions[link.peer][link.stream].recordLayer();
