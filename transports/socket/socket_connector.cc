@@ -133,7 +133,9 @@ bool SocketConnector::hasStartableWork() const {
 
 bool SocketConnector::tlsHoldsData() const {
   for (const Stream& s : streams_) {
-    if (s.recvSsl != nullptr && !s.eof && !stalled(s) && SSL_pending(s.recvSsl) > 0) return true;
+    if (s.recvSsl != nullptr && !s.eof && !stalled(s) && socket::tlsHoldsData(s.recvSsl)) {
+      return true;
+    }
   }
   return false;
 }

@@ -21,6 +21,8 @@ constexpr std::string_view kPskIdentity = "braid socket psk v1";
 constexpr unsigned char kPskSuite[2] = {0x13, 0x01};
 // How a receive error that isRejectedRecord() recognises begins.
 constexpr std::string_view kRejected = "a record was rejected: ";
+// An SSL's app data while its last receive stopped at a partial record (tlsHoldsData).
+constexpr char kDrained[] = "drained";
 
 const TlsOptions& optionsOf(SSL* ssl) {
   return static_cast<const TlsContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)))->options();
@@ -278,6 +280,7 @@ Result<IoResult> tlsSendSome(SSL* ssl, const iovec* iov, int iovCount) {
 }
 
 Result<IoResult> tlsRecvSomeV(SSL* ssl, const iovec* iov, int iovCount) {
+  SSL_set_app_data(ssl, nullptr);  // may hold whole records until a read finds none
   IoResult result;
   for (int i = 0; i < iovCount; ++i) {
     size_t got = 0;
@@ -291,7 +294,10 @@ Result<IoResult> tlsRecvSomeV(SSL* ssl, const iovec* iov, int iovCount) {
         continue;
       }
       const int e = SSL_get_error(ssl, 0);
-      if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return result;
+      if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        SSL_set_app_data(ssl, const_cast<char*>(kDrained));
+        return result;
+      }
       if (e == SSL_ERROR_ZERO_RETURN) {
         result.closed = result.bytes == 0;
         return result;
@@ -304,6 +310,12 @@ Result<IoResult> tlsRecvSomeV(SSL* ssl, const iovec* iov, int iovCount) {
   }
   return result;
 }
+
+bool tlsHoldsData(SSL* ssl) {
+  return SSL_get_app_data(ssl) != kDrained && SSL_has_pending(ssl) == 1;
+}
+
+void tlsReadAhead(SSL* ssl) { SSL_set_read_ahead(ssl, 1); }
 
 bool isRejectedRecord(const Status& status) { return status.message().starts_with(kRejected); }
 

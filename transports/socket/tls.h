@@ -120,6 +120,17 @@ Result<IoResult> tlsSendSome(SSL* ssl, const iovec* iov, int iovCount);
 Result<IoResult> tlsRecvSome(SSL* ssl, void* data, size_t bytes);
 Result<IoResult> tlsRecvSomeV(SSL* ssl, const iovec* iov, int iovCount);
 
+/// True when libssl holds bytes a receive on `ssl` would return without waiting for the
+/// socket: decrypted data, or whole records read ahead. False after a receive that drained
+/// everything up to a partial record, whose rest the socket (hence epoll) will report.
+bool tlsHoldsData(SSL* ssl);
+
+/// Receives on `ssl` read ahead: several records per system call, up to the read buffer's
+/// size (kTlsReadBufferBytes, set when the SSL is made). Only where libssl does the records
+/// (not with kernel TLS for receives); call after the handshake.
+constexpr size_t kTlsReadBufferBytes = 64 << 10;
+void tlsReadAhead(SSL* ssl);
+
 /// True for a receive error that is a record failing TLS's checks (forged, altered,
 /// replayed or out of order), never a peer that left: the connector reports it even
 /// between messages, where a plain reset may be a peer that is done.

@@ -114,6 +114,8 @@ Result<std::vector<std::vector<TlsSession>>> startTls(const TlsContext& context,
     for (size_t s = 0; s < peers[p].size(); ++s) {
       Link link{static_cast<int>(p), static_cast<int>(s), SSL_new(context.get()), TlsSession()};
       if (link.ssl == nullptr) return Status(braidSystemError, "socket transport: SSL_new failed");
+      // Allocated at the handshake; sized for read-ahead (tls.h).
+      SSL_set_default_read_buffer_len(link.ssl, kTlsReadBufferBytes);
       link.session = TlsSession(link.ssl, false, false);  // owns it from here
       if (SSL_set_fd(link.ssl, peers[p][s].get()) != 1) {
         return linkError(link, "SSL_set_fd: " + tlsFailure(SSL_ERROR_SSL));
@@ -164,6 +166,8 @@ Result<std::vector<std::vector<TlsSession>>> startTls(const TlsContext& context,
     // Bytes libssl already holds would be lost to a plain recvmsg: keep reading through it.
     const bool kernelRecv = BIO_get_ktls_recv(SSL_get_rbio(ssl)) != 0 && SSL_has_pending(ssl) == 0;
     if (!kernelSend) BRAID_RETURN_IF_ERROR(sendWithoutSignals(ssl, SSL_get_fd(ssl)));
+    // Records read one by one cost two system calls each (header, then body): read ahead.
+    if (!kernelRecv) tlsReadAhead(ssl);
     link.session.release();
     sessions[link.peer][link.stream] = TlsSession(ssl, kernelSend, kernelRecv);
     layer = sessions[link.peer][link.stream].recordLayer();
