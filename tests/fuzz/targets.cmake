@@ -4,7 +4,7 @@
 # which runs it from the seed corpus tests/fuzz/corpus/<name>/ (if any) for
 # BRAID_FUZZ_SECONDS. Targets must reach only pure code: no sockets, threads or files.
 # Every target links libcrypto (bootstrap/crypto.h).
-braid_fuzz_target(bootstrap_frames src/bootstrap/wire.cc src/bootstrap/handshake.cc
-                  src/bootstrap/crypto.cc src/bootstrap/unique_id.cc src/core/status.cc)
-braid_fuzz_target(unique_id src/bootstrap/unique_id.cc src/bootstrap/crypto.cc src/core/status.cc)
-braid_fuzz_target(topology_file topology/topo_file.cc topology/graph.cc src/core/status.cc)
+braid_fuzz_target(bootstrap_frames bootstrap/wire.cc bootstrap/handshake.cc
+                  bootstrap/crypto.cc bootstrap/unique_id.cc core/status.cc)
+braid_fuzz_target(unique_id bootstrap/unique_id.cc bootstrap/crypto.cc core/status.cc)
+braid_fuzz_target(topology_file topology/topo_file.cc topology/graph.cc core/status.cc)

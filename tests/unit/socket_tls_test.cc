@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/host/reduce.h"
+#include "core/kernels/reduce.h"
 #include "core/config.h"
 #include "support/local_bootstrap.h"
 #include "support/spawn.h"

@@ -13,7 +13,7 @@
 
 #include "core/deadline.h"
 #include "core/status.h"
-#include "transports/socket/socket_util.h"
+#include "core/net/socket_util.h"
 #include "transports/socket/tls.h"
 
 namespace braid::transport::socket {
