@@ -4,7 +4,8 @@
 //    with the pre-shared key and with certificates (made here by the openssl tool);
 //  - a rank holding a wrong key, a rank whose certificate another CA signed, and a TLS
 //    client without any key or certificate are refused: the handshake fails and the
-//    error names the peer;
+//    error names the peer; so is a session whose binding names other ranks (a relayed
+//    connection);
 //  - a rank with TLS off among TLS ranks is refused by every rank, naming the other side;
 //  - a forged record injected into a stream is caught by the receiver, which names the
 //    sender, and the sender then fails too, naming the receiver;
@@ -26,8 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/kernels/reduce.h"
 #include "core/config.h"
+#include "core/kernels/reduce.h"
 #include "support/local_bootstrap.h"
 #include "support/spawn.h"
 #include "support/sweep_runner.h"
@@ -210,6 +211,31 @@ TEST(SocketTls, AClientWithoutKeyOrCertificateIsRefused) {
   EXPECT_EQ(sessions.status().peer(), 0);
   EXPECT_NE(sessions.status().message().find("TLS with rank 0"), std::string::npos)
       << sessions.status().message();
+}
+
+// A connection relayed to the wrong rank: both ends hold the key, but the end that believes
+// it speaks to rank 1 meets rank 2. The binding inside TLS catches it on both ends.
+TEST(SocketTls, ASessionBoundToAnotherRankIsRefused) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+  socket::TlsOptions options;
+  options.enabled = true;
+  options.psk.fill(9);
+  auto context = socket::TlsContext::create(options);
+  ASSERT_TRUE(context.isOk()) << context.status().message();
+  std::vector<std::vector<socket::Fd>> rank0(2), rank2(3);
+  rank0[1].emplace_back(fds[0]);  // rank 0 believes this is its link to rank 1
+  rank2[0].emplace_back(fds[1]);  // rank 2 believes this is its link to rank 0
+  Result<std::vector<std::vector<socket::TlsSession>>> atRank2 = Status::ok();
+  std::thread other([&] { atRank2 = socket::startTls(**context, 2, rank2, Deadline::in(10)); });
+  auto atRank0 = socket::startTls(**context, 0, rank0, Deadline::in(10));
+  other.join();
+  ASSERT_FALSE(atRank0.isOk());
+  EXPECT_EQ(atRank0.status().peer(), 1);
+  EXPECT_NE(atRank0.status().message().find("belongs to rank 2 towards rank 0"), std::string::npos)
+      << atRank0.status().message();
+  ASSERT_FALSE(atRank2.isOk());
+  EXPECT_EQ(atRank2.status().peer(), 0) << atRank2.status().message();
 }
 
 // Rank 0 writes a forged application-data record straight onto its socket to rank 1,
