@@ -27,8 +27,8 @@
 #include <memory>
 #include <string>
 
-#include "core/status.h"
 #include "core/net/socket_util.h"
+#include "core/status.h"
 
 namespace braid::transport::socket {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/deadline.h"
-#include "core/status.h"
 #include "core/net/socket_util.h"
+#include "core/status.h"
 #include "transports/socket/tls.h"
 
 namespace braid::transport::socket {
