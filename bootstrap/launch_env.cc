@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "bootstrap/sha256.h"
+#include "bootstrap/crypto.h"
 
 namespace braid::bootstrap {
 namespace {
