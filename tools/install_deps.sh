@@ -11,6 +11,7 @@ required=(
   iproute2                                                 # multi-host test bed (netns, veth, tc)
   clang libclang-rt-14-dev                                 # fuzz targets and sanitizers
   dataset-fashion-mnist zlib1g-dev                         # the training harness: data, gzip
+  libopenmpi-dev openmpi-bin libmpich-dev mpich            # MPI bootstrap tests, MPI baselines
 )
 missing=()
 for pkg in "${required[@]}"; do
