@@ -122,7 +122,8 @@ braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist)
  * When no root address is given (BRAID_ROOT, MASTER_ADDR) and MPI is initialised
  * in this process (MPI_Init before this call; braid finds it at run time and
  * never links it), the unique id travels by MPI_Bcast over MPI_COMM_WORLD, ranks
- * in MPI order: works with any launcher of that MPI, across hosts too.
+ * in MPI order: works with any launcher of that MPI, across hosts too (call it
+ * then from a thread that may call MPI). docs/MPI.md has the details.
  */
 braidResult_t braidCommInitFromEnv(braidComm_t* comm);
 

@@ -3,9 +3,9 @@
  *
  * Run under a launcher (braidrun -n N, mpirun -np N, torchrun, srun): the ranks
  * join through braidCommInitFromEnv, or through MPI when built with it and started
- * by mpirun (tools/mpi_launch/mpi_launch.h: no BRAID_* variable, any number of hosts). Started alone, it trains in one process.
- * Exit status: 0 on success, 2 for a bad command line, 1 for any other error
- * (a missing dataset, a failed collective), always with a sentence on stderr.
+ * by mpirun (tools/mpi_launch/mpi_launch.h: no BRAID_* variable, any number of hosts). Started
+ * alone, it trains in one process. Exit status: 0 on success, 2 for a bad command line, 1 for any
+ * other error (a missing dataset, a failed collective), always with a sentence on stderr.
  */
 #include <cstdio>
 #include <cstdlib>

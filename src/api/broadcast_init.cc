@@ -11,6 +11,7 @@
 #include "bootstrap/unique_id.h"
 #include "comm/device_path.h"
 #include "core/config.h"
+#include "core/log.h"
 
 namespace braid::api {
 namespace {
@@ -54,12 +55,13 @@ Status initByBroadcast(braidComm_t* out, int nranks, int rank, const Broadcast& 
   Announcement a;
   if (rank == 0) announce(nranks, &a);
   if (!broadcast(&a, sizeof(a))) {
-    return Status(braidSystemError, api + ": the broadcast of the unique id failed on rank " +
-                                         std::to_string(rank));
+    return Status(braidSystemError,
+                  api + ": the broadcast of the unique id failed on rank " + std::to_string(rank));
   }
   if (a.magic != Announcement::kMagic) {
-    return internalError(api + ": the broadcast delivered something other than rank 0's "
-                               "unique id (do all ranks call it at the same point?)");
+    return internalError(api +
+                         ": the broadcast delivered something other than rank 0's "
+                         "unique id (do all ranks call it at the same point?)");
   }
   if (a.code != braidSuccess) {
     a.message[sizeof(a.message) - 1] = '\0';
@@ -71,6 +73,8 @@ Status initByBroadcast(braidComm_t* out, int nranks, int rank, const Broadcast& 
                            std::to_string(rank) + " differs from rank 0's " +
                            std::to_string(a.nranks));
   }
+  BRAID_INFO("%s: rank %d of %d joins with the unique id rank 0 broadcast", api.c_str(), rank,
+             nranks);
   auto id = bootstrap::UniqueId::readFrom(a.id);
   if (!id.isOk()) return id.status().withContext(api);
   auto comm = Comm::create(*id, nranks, rank, tagPrefix);

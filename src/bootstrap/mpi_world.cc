@@ -31,8 +31,9 @@ Result<MpiWorld> worldOf(Handle world, Handle byte, const std::string& library) 
   auto commSize = lookup<CommIntFn>("MPI_Comm_size");
   auto bcast = lookup<BcastFn>("MPI_Bcast");
   if (commRank == nullptr || commSize == nullptr || bcast == nullptr) {
-    return invalidUsage(library + " is initialised but MPI_Comm_rank, MPI_Comm_size or "
-                                  "MPI_Bcast cannot be found in the process");
+    return invalidUsage(library +
+                        " is initialised but MPI_Comm_rank, MPI_Comm_size or "
+                        "MPI_Bcast cannot be found in the process");
   }
   MpiWorld mpi;
   mpi.initialized = true;
@@ -54,8 +55,17 @@ std::string libraryName() {
   std::vector<char> text(8192 + 1, '\0');  // MPI_MAX_LIBRARY_VERSION_STRING of MPICH
   int length = 0;
   if (version(text.data(), &length) != kMpiSuccess) return "an unknown MPI";
-  std::string name(text.data());
-  return name.substr(0, name.find('\n'));
+  // One line, runs of blanks as one space ("MPICH Version:\t4.0.2" -> "MPICH Version: 4.0.2").
+  std::string name;
+  for (const char* c = text.data(); *c != '\0' && *c != '\n'; ++c) {
+    bool blank = *c == ' ' || *c == '\t' || *c == '\r';
+    if (!blank)
+      name += *c;
+    else if (!name.empty() && name.back() != ' ')
+      name += ' ';
+  }
+  while (!name.empty() && name.back() == ' ') name.pop_back();
+  return name;
 }
 
 bool isMpichFamily(const std::string& name) {

@@ -117,8 +117,7 @@ TEST(ApiBroadcastInit, AFailingBroadcastIsAnErrorOnEveryRank) {
   for (const RankResult& r : initAll(3, &shared, {0, 1, 2})) {
     EXPECT_EQ(r.code, braidSystemError);
     EXPECT_EQ(r.comm, nullptr);
-    EXPECT_NE(r.message.find("broadcast of the unique id failed"), std::string::npos)
-        << r.message;
+    EXPECT_NE(r.message.find("broadcast of the unique id failed"), std::string::npos) << r.message;
   }
 }
 
@@ -138,8 +137,7 @@ TEST(ApiBroadcastInit, RankZerosFailureReachesEveryRank) {
 }
 
 TEST(ApiBroadcastInit, SetLastErrorIsWhatGetLastErrorSays) {
-  EXPECT_EQ(braidSetLastError(braidInvalidUsage, "companion: mpiComm is wrong"),
-            braidInvalidUsage);
+  EXPECT_EQ(braidSetLastError(braidInvalidUsage, "companion: mpiComm is wrong"), braidInvalidUsage);
   EXPECT_STREQ(braidGetLastError(nullptr), "companion: mpiComm is wrong");
   EXPECT_EQ(braidSetLastError(braidInvalidArgument, nullptr), braidInvalidArgument);
   EXPECT_STREQ(braidGetLastError(nullptr), "");

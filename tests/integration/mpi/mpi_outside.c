@@ -21,14 +21,14 @@
 
 static int failures = 0;
 
-#define CHECK(cond, ...)                            \
-  do {                                              \
-    if (!(cond)) {                                  \
-      fprintf(stderr, "mpi_outside: FAIL: ");       \
-      fprintf(stderr, __VA_ARGS__);                 \
+#define CHECK(cond, ...)                                 \
+  do {                                                   \
+    if (!(cond)) {                                       \
+      fprintf(stderr, "mpi_outside: FAIL: ");            \
+      fprintf(stderr, __VA_ARGS__);                      \
       fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__); \
-      ++failures;                                   \
-    }                                               \
+      ++failures;                                        \
+    }                                                    \
   } while (0)
 
 /* braidSuccess, or prints braid's message and counts a failure. */
@@ -66,8 +66,7 @@ static void checkAllReduce(braidComm_t comm, MPI_Comm mpiComm, const char* name)
   }
   if (ok(braidAllReduce(fsend, frecv, COUNT, braidFloat32, braidMax, comm, NULL), comm, name)) {
     MPI_Allreduce(fsend, fref, COUNT, MPI_FLOAT, MPI_MAX, mpiComm);
-    CHECK(memcmp(frecv, fref, sizeof(fref)) == 0, "%s: float max differs from MPI_Allreduce",
-          name);
+    CHECK(memcmp(frecv, fref, sizeof(fref)) == 0, "%s: float max differs from MPI_Allreduce", name);
   }
 }
 
@@ -182,8 +181,8 @@ static int runFromEnv(void) {
   if (!ok(braidCommInitFromEnv(&comm), NULL, "braidCommInitFromEnv")) return 1;
   braidCommUserRank(comm, &braidRank);
   braidCommCount(comm, &braidSize);
-  CHECK(braidRank == rank && braidSize == size,
-        "fromenv: braid rank %d of %d, MPI rank %d of %d", braidRank, braidSize, rank, size);
+  CHECK(braidRank == rank && braidSize == size, "fromenv: braid rank %d of %d, MPI rank %d of %d",
+        braidRank, braidSize, rank, size);
   checkAllReduce(comm, MPI_COMM_WORLD, "fromenv allreduce");
   braidCommDestroy(comm);
   if (rank == 0 && failures == 0) printf("mpi_outside fromenv: %d ranks ok\n", size);
