@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # braid_mpi.h from an outside program, with one MPI's own compiler wrapper and launcher:
-# installs the build tree into a scratch prefix, compiles tests/integration/mpi/mpi_outside.c
-# with `MPICC $(pkg-config --cflags --libs braid_mpi)`, then under the MPI's launcher:
+# compiles tests/integration/mpi/mpi_outside.c with that MPI's mpicc against include/ and
+# libbraid.so only (the installed package and braid_mpi.pc: tests/integration/install),
+# then, under the MPI's launcher:
 #   1. -np 4 world:   braidCommInitMPI on MPI_COMM_WORLD and on splits; results equal MPI's;
 #                     MPI_COMM_NULL, an inter-communicator and NULL comm are clear errors;
 #   2. -np 4 fromenv: braidCommInitFromEnv with MPI initialised and no BRAID_* variable
 #                     bootstraps over MPI (the log says so);
 #   3. -np 1 uninit:  before MPI_Init and after MPI_Finalize, clear errors.
-# Usage: mpi_companion_test.sh openmpi|mpich BUILD_DIR SOURCE_DIR WORK_DIR
+# Usage: mpi_companion_test.sh openmpi|mpich LIBBRAID SOURCE_DIR WORK_DIR
 # Skips (77) when that MPI's wrapper or launcher is not installed.
 set -uo pipefail
-flavor=$1 build=$2 source=$3 work=$4
+flavor=$1 libbraid=$2 source=$3 work=$4
 
 case $flavor in
   openmpi)
@@ -20,7 +21,7 @@ case $flavor in
   mpich)
     mpicc=mpicc.mpich launcher=mpiexec.mpich
     launch() { timeout 240 mpiexec.mpich -n "$@"; } ;;
-  *) echo "usage: $0 openmpi|mpich BUILD_DIR SOURCE_DIR WORK_DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 openmpi|mpich LIBBRAID SOURCE_DIR WORK_DIR" >&2; exit 2 ;;
 esac
 if ! command -v "$mpicc" >/dev/null || ! command -v "$launcher" >/dev/null; then
   echo "skipped: $mpicc or $launcher not installed (tools/install_deps.sh installs both)"
@@ -37,15 +38,9 @@ fail() {
   cat "$log" >&2
   exit 1
 }
-prefix=$work/prefix
-cmake --install "$build" --prefix "$prefix" >"$log" 2>&1 || fail "cmake --install"
-[[ -f $prefix/include/braid_mpi.h && -f $prefix/lib/pkgconfig/braid_mpi.pc ]] ||
-  fail "braid_mpi.h or braid_mpi.pc not installed"
-flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs braid_mpi) ||
-  fail "pkg-config does not know braid_mpi"
-# shellcheck disable=SC2086  # flags are words
-"$mpicc" -std=c99 -Wall -Wextra -Werror "$source/tests/integration/mpi/mpi_outside.c" $flags \
-  -Wl,-rpath,"$prefix/lib" -o "$work/mpi_outside" >"$log" 2>&1 || fail "$mpicc build"
+"$mpicc" -std=c99 -Wall -Wextra -Werror "$source/tests/integration/mpi/mpi_outside.c" \
+  -I"$source/include" "$libbraid" -Wl,-rpath,"$(dirname "$libbraid")" -o "$work/mpi_outside" \
+  >"$log" 2>&1 || fail "$mpicc build"
 
 launch 4 "$work/mpi_outside" world >"$log" 2>&1 || fail "world, 4 ranks"
 grep -q "mpi_outside world: 4 ranks ok" "$log" || fail "world: no success line"
