@@ -1,8 +1,8 @@
 # make install: shared + static library, include/braid.h and the header-only MPI companion
 # include/braid_mpi.h, a CMake package (find_package(braid) -> braid::braid, and
-# braid::braid_mpi where an MPI is found) and pkg-config files (braid.pc, braid_mpi.pc); with CUDA, also the
-# device-path plugin libbraid_cuda.so, which libbraid dlopens from its own directory
-# (src/comm/device_path.cc), so it goes to the same libdir and is no part of the export.
+# braid::braid_mpi where an MPI is found) and pkg-config files (braid.pc, braid_mpi.pc); with
+# CUDA, also the device-path plugin libbraid_cuda.so, which libbraid dlopens from its own
+# directory (src/comm/device_path.cc), so it goes to the same libdir and is no part of the export.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS braid braid_static EXPORT braidTargets
