@@ -12,6 +12,7 @@ required=(
   iproute2                                                 # multi-host test bed (netns, veth, tc)
   clang libclang-rt-14-dev                                 # fuzz targets and sanitizers
   dataset-fashion-mnist zlib1g-dev                         # the training harness: data, gzip
+  libopenmpi-dev openmpi-bin libmpich-dev mpich            # MPI bootstrap tests, MPI baselines
   patchelf                                                 # the GPU kit: $ORIGIN RUNPATHs
 )
 missing=()
