@@ -9,11 +9,15 @@ purpose="${1:-test}"
 build=(
   g++ cmake ninja-build pkg-config                       # compiler and build
   libcli11-dev                                           # the tools' command lines
+  libssl-dev                                             # crypto and TLS (OpenSSL 3)
   libgtest-dev zlib1g-dev python3                        # configuring: tests, harness, scripts
   libhwloc-dev                                           # topology detection
 )
 testing=(
   python3-venv python3-dev                               # the Python tests: environment, extension build
+  openssl                                                # certificates for the TLS tests
+  libopenmpi-dev openmpi-bin libmpich-dev mpich          # MPI bootstrap tests, MPI baselines
+  patchelf                                               # the GPU kit: $ORIGIN RUNPATHs
   iproute2                                               # multi-host test bed (netns, veth, tc)
   clang libclang-rt-14-dev                               # fuzz targets and sanitizers
   dataset-fashion-mnist                                  # the training harness's data

@@ -3,8 +3,9 @@
 //   braidrun -n 4 -- braid-perf allreduce -b 8 -e 128M -f 2
 //   braid-perf allreduce --memory device -t 4 -b 8 -e 128M -f 2
 //
-// Host memory: each process is one rank and joins through braidCommInitFromEnv; started
-// without a launcher, it runs as a job of one rank.
+// Host memory: each process is one rank and joins through braidCommInitFromEnv, or, built
+// with MPI and started by mpirun/mpiexec, through MPI (tools/mpi_launch: no BRAID_* needed);
+// started without any launcher, it runs as a job of one rank.
 // Device memory: one process holds -t ranks on one GPU (device_ranks.h). Exit
 // status: 0 when every check passed, 1 when a result was wrong or a call
 // failed (or no GPU), 2 for a bad command line.
@@ -16,6 +17,7 @@
 #include "bench.h"
 #include "braid.h"
 #include "device_ranks.h"
+#include "mpi_launch.h"
 #include "options.h"
 #include "progress.h"
 #include "ranks.h"
@@ -128,10 +130,11 @@ int runRank(const Options& options, const RankContext& context) {
   return status;
 }
 
-// True when no launcher started this process (none of the rank variables braidCommInitFromEnv
-// reads is set): then braid-perf is a one-rank job of its own, as nccl-tests runs alone.
+// True when no launcher started this process (none of the rank variables that
+// braidCommInitFromEnv or MPI read is set): then braid-perf is a one-rank job of its own, as nccl-tests runs alone.
 bool startedWithoutLauncher() {
-  for (const char* name : {"BRAID_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+  for (const char* name : {"BRAID_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                           "SLURM_PROCID"}) {
     if (std::getenv(name) != nullptr) return false;
   }
   return true;
@@ -171,14 +174,16 @@ int run(int argc, char** argv) {
   }
 
   RankContext context{nullptr, 0, 1};
+  std::string joinError;
   const bool alone = startedWithoutLauncher();
-  braidResult_t result =
-      alone ? braidCommInitAll(&context.comm, 1, nullptr) : braidCommInitFromEnv(&context.comm);
-  if (result != braidSuccess) {
-    const char* detail = braidGetLastError(nullptr);
-    std::fprintf(stderr, "braid-perf: %s failed: %s%s%s\n",
-                 alone ? "braidCommInitAll (one rank, no launcher)" : "braidCommInitFromEnv",
-                 braidGetErrorString(result), detail[0] != '\0' ? ": " : "", detail);
+  braidResult_t joined = alone ? braidCommInitAll(&context.comm, 1, nullptr)
+                               : launch::joinWorld(&argc, &argv, &context.comm, &joinError);
+  if (joined != braidSuccess) {
+    if (alone) {
+      joinError = std::string("braidCommInitAll (one rank, no launcher) failed: ") +
+                  braidGetErrorString(joined) + ": " + braidGetLastError(nullptr);
+    }
+    std::fprintf(stderr, "braid-perf: %s\n", joinError.c_str());
     return kExitFailure;
   }
   if (braidCommUserRank(context.comm, &context.rank) != braidSuccess ||
@@ -198,4 +203,8 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace braid::perf
 
-int main(int argc, char** argv) { return braid::perf::run(argc, argv); }
+int main(int argc, char** argv) {
+  int status = braid::perf::run(argc, argv);
+  braid::launch::leaveWorld();  // MPI_Finalize, when the ranks joined through MPI
+  return status;
+}

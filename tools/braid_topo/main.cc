@@ -21,7 +21,7 @@
 #include <sstream>
 #include <string>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "tools/cli/cli.h"
 #include "topology/calibration.h"
 #include "topology/detect.h"
