@@ -131,10 +131,11 @@ int runRank(const Options& options, const RankContext& context) {
 }
 
 // True when no launcher started this process (none of the rank variables that
-// braidCommInitFromEnv or MPI read is set): then braid-perf is a one-rank job of its own, as nccl-tests runs alone.
+// braidCommInitFromEnv or MPI read is set): then braid-perf is a one-rank job of its own, as
+// nccl-tests runs alone.
 bool startedWithoutLauncher() {
-  for (const char* name : {"BRAID_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                           "SLURM_PROCID"}) {
+  for (const char* name :
+       {"BRAID_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
     if (std::getenv(name) != nullptr) return false;
   }
   return true;
