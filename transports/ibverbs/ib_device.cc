@@ -99,7 +99,7 @@ Result<std::unique_ptr<IbDevice>> IbDevice::open(const VerbsApi& api, const std:
                 portStateName(pa.state);
         continue;
       }
-      dev->context_ = ctx;
+      dev->context_ = ctx;  // closed by dev's destructor from here on, also on errors
       PortChoice& c = dev->port_;
       c.device = name;
       c.port = static_cast<uint8_t>(p);
@@ -110,7 +110,6 @@ Result<std::unique_ptr<IbDevice>> IbDevice::open(const VerbsApi& api, const std:
       int chosen = -1, v2 = -1;
       if (gidIndex >= 0) {
         if (gidIndex >= pa.gid_tbl_len) {
-          api.closeDevice(ctx);
           return invalidArgument("BRAID_IB_GID_INDEX=" + std::to_string(gidIndex) + ": " + name +
                                  " port " + std::to_string(p) + " has " +
                                  std::to_string(pa.gid_tbl_len) + " GIDs");
@@ -129,7 +128,6 @@ Result<std::unique_ptr<IbDevice>> IbDevice::open(const VerbsApi& api, const std:
         chosen = 0;
       }
       if (api.queryGid(ctx, c.port, chosen, &c.gid) != 0 || (c.ethernet && isZero(c.gid))) {
-        api.closeDevice(ctx);
         return invalidArgument(
             std::string(gidIndex >= 0 ? "BRAID_IB_GID_INDEX=" : "ib transport: GID index ") +
             std::to_string(chosen) + " of " + name + " port " + std::to_string(p) +
