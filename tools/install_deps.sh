@@ -11,6 +11,9 @@ required=(
   iproute2                                                 # multi-host test bed (netns, veth, tc)
   clang libclang-rt-14-dev                                 # fuzz targets and sanitizers
   dataset-fashion-mnist zlib1g-dev                         # the training harness: data, gzip
+  libibverbs-dev                                           # the ib transport's header
+  qemu-system-x86 busybox-static ibverbs-providers         # the soft-RoCE guest (tests/rdma/guest)
+  ibverbs-utils perftest
 )
 missing=()
 for pkg in "${required[@]}"; do

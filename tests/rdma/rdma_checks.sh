@@ -24,9 +24,10 @@ check() {  # NAME COMMAND...
 
 sent_packets() { cat "$counters/sent_pkts" 2>/dev/null || echo 0; }
 
-# Every collective at counts 0 1 7 4099 and 1000003, a handful of (type, op) picks that
-# cover every element size, in-place and out-of-place, both roots, against the reference
-# (every type x op runs on the other transports; here each case costs an emulated machine).
+# Every collective at counts 0 1 7 4099 and (2 ranks) 1000003, (4 ranks) 65539, a handful
+# of (type, op) picks that cover every element size, in-place and out-of-place, both
+# roots, against the reference (every type x op runs on the other transports; here each
+# case costs an emulated machine, and a million-element case on 4 ranks most of all).
 over_rdma() {  # COMMAND...: runs it and checks that rxe0 sent packets meanwhile
   local before after
   before=$(sent_packets)
@@ -36,14 +37,14 @@ over_rdma() {  # COMMAND...: runs it and checks that rxe0 sent packets meanwhile
   ((after > before)) || { echo "no RoCE packet went out: not over RDMA"; return 1; }
 }
 check "ib, 2 ranks, every collective" over_rdma "$collectives" ib 2 --counts 0,1,7,4099 --picks --few
-check "ib, 4 ranks, every collective" over_rdma "$collectives" ib 4 --counts 0,7,4099 --picks --few
+check "ib, 4 ranks, every collective" over_rdma "$collectives" ib 4 --counts 0,1,7,4099 --large 65539 --picks --few
 
 # Two simulated hosts of two ranks: shared memory inside a host, ib between them.
 mixed() {
   local log
   log=$(mktemp)
   BRAID_HOST_ID=a,a,b,b BRAID_DEBUG=INFO over_rdma "$collectives" mixed 4 --counts 0,7,4099 \
-    --picks --few >"$log" 2>&1
+    --large 65539 --picks --few >"$log" 2>&1
   local rc=$?
   grep -v 'braid INFO' "$log"
   local links

@@ -4,13 +4,15 @@
 // {0, 1, 7, 1000003} on the given transport, and check every answer.
 // Exits 0 iff every rank saw only correct results.
 //
-//   braid_mp_collectives <shm|socket|ib|mixed> <nranks> [--env] [--picks] [--few] [--counts A,B,..]
+//   braid_mp_collectives <shm|socket|ib|mixed> <nranks> [--env] [--picks] [--few] [--large N]
+//   [--counts A,B,..]
 //
 // --env: join with braidCommInitFromEnv instead of a unique id.
 // --picks: at 1000003 elements run only the unit sweeps' handful of (type, op)
 //          picks, for runs whose point is elsewhere (the init path).
 // --few:   at the small counts too, only those picks (each collective, count and
 //          element size still seen; for machines where each case is costly).
+// --large N: the large count (default 1000003; 0: none).
 // --counts: the small counts to sweep (default 0,1,7), e.g. where each case is
 //          costly (an emulated machine) or a transport needs 4099 too.
 #include <arpa/inet.h>
@@ -91,20 +93,24 @@ int runRank(RankProcesses& processes, int rank, int nranks, bool fromEnv,
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(
-        stderr,
-        "usage: %s <shm|socket|ib|mixed> <nranks> [--env] [--picks] [--few] [--counts A,B,..]\n",
-        argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s <shm|socket|ib|mixed> <nranks> [--env] [--picks] [--few] [--large N] "
+                 "[--counts A,B,..]\n",
+                 argv[0]);
     return 2;
   }
   const std::string transport = argv[1];
   const int nranks = std::atoi(argv[2]);
   bool fromEnv = false, largePicksOnly = false, smallPicksOnly = false;
   std::vector<size_t> counts = {0, 1, 7};
+  size_t largeCount = 1000003;
   for (int i = 3; i < argc; ++i) {
     fromEnv |= std::strcmp(argv[i], "--env") == 0;
     largePicksOnly |= std::strcmp(argv[i], "--picks") == 0;
     smallPicksOnly |= std::strcmp(argv[i], "--few") == 0;
+    if (std::strcmp(argv[i], "--large") == 0 && i + 1 < argc) {
+      largeCount = std::strtoull(argv[++i], nullptr, 10);
+    }
     if (std::strcmp(argv[i], "--counts") == 0 && i + 1 < argc) {
       counts.clear();
       for (const char* p = argv[++i]; *p != '\0';) {
@@ -133,6 +139,7 @@ int main(int argc, char** argv) {
   SweepSpec spec;
   spec.collectives = allCollectives();
   spec.counts = counts;
+  spec.largeCount = largeCount;
   spec.largeEveryTypeAndOp = !largePicksOnly;
   spec.smallPicksOnly = smallPicksOnly;
   const std::vector<CollectiveCase> cases = sweepCases(spec, nranks);
