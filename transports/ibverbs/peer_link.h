@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/status.h"
-#include "transports/socket/socket_util.h"
+#include "core/net/socket_util.h"
 
 namespace braid::transport::ib {
 
