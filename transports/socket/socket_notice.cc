@@ -44,9 +44,9 @@ namespace braid::transport::socket {
 namespace {
 
 // Writes `iov` fully or gives up (false) when the socket would block or fails.
-bool sendAllOrGiveUp(int fd, iovec* iov, int count) {
+bool sendAllOrGiveUp(int fd, SSL* ssl, iovec* iov, int count) {
   while (count > 0) {
-    Result<IoResult> r = sendSome(fd, iov, count);
+    Result<IoResult> r = sendOn(fd, ssl, iov, count);
     if (!r.isOk() || r->bytes == 0) return false;
     size_t left = r->bytes;
     while (count > 0 && left >= iov->iov_len) {
@@ -78,7 +78,7 @@ bool SocketConnector::finishOutFragment(Stream& s) {
     iovec rest = {s.control.data() + s.controlSent, s.control.size() - s.controlSent};
     s.control.clear();
     s.controlSent = 0;
-    if (!sendAllOrGiveUp(s.fd.get(), &rest, 1)) return false;
+    if (!sendAllOrGiveUp(s.fd.get(), s.sendSsl, &rest, 1)) return false;
   }
   s.control.clear();  // queued reports are moot once this rank aborts
   s.controlSent = 0;
@@ -88,7 +88,7 @@ bool SocketConnector::finishOutFragment(Stream& s) {
                    sizeof(FrameHeader) - out.headerSent},
                   {const_cast<uint8_t*>(out.msg->src) + out.header.offset + out.payloadSent,
                    out.header.length - out.payloadSent}};
-  bool finished = sendAllOrGiveUp(s.fd.get(), iov, iov[1].iov_len > 0 ? 2 : 1);
+  bool finished = sendAllOrGiveUp(s.fd.get(), s.sendSsl, iov, iov[1].iov_len > 0 ? 2 : 1);
   // The stream is shut down next: whatever was sent, nothing more goes out on it.
   out = OutFragment{};
   return finished;
@@ -101,7 +101,7 @@ void SocketConnector::sendAbortNotice(int origin, const std::string& reason) {
     if (s.eof || !finishOutFragment(s)) continue;
     FrameHeader header = noticeHeader(origin, static_cast<uint32_t>(text.size()));
     iovec iov[2] = {{&header, sizeof(header)}, {text.data(), text.size()}};
-    (void)sendAllOrGiveUp(s.fd.get(), iov, text.empty() ? 1 : 2);
+    (void)sendAllOrGiveUp(s.fd.get(), s.sendSsl, iov, text.empty() ? 1 : 2);
   }
 }
 
@@ -115,7 +115,7 @@ Status SocketConnector::sendControl(int index, bool* flushed) {
   Stream& s = streams_[index];
   while (s.controlSent < s.control.size()) {
     iovec iov = {s.control.data() + s.controlSent, s.control.size() - s.controlSent};
-    Result<IoResult> r = sendSome(s.fd.get(), &iov, 1);
+    Result<IoResult> r = sendOn(s.fd.get(), s.sendSsl, &iov, 1);
     if (!r.isOk()) return connectionError(index, r.status().message());
     if (r->bytes == 0) {
       *flushed = false;
@@ -144,8 +144,8 @@ Status SocketConnector::readNotice(Stream& s, int index) {
   s.noticeReason.resize(h.length);
   bool complete = true;
   while (s.in.payloadGot < h.length) {
-    Result<IoResult> r =
-        recvSome(s.fd.get(), s.noticeReason.data() + s.in.payloadGot, h.length - s.in.payloadGot);
+    Result<IoResult> r = recvOn(s.fd.get(), s.recvSsl, s.noticeReason.data() + s.in.payloadGot,
+                                h.length - s.in.payloadGot);
     if (!r.isOk() || r->closed) {  // the origin is known: keep the part of the reason we have
       s.eof = true;
       complete = false;
@@ -211,7 +211,7 @@ void SocketConnector::salvageNotice(int index) {
     } else {
       want = std::min(want, in.header.length - in.payloadGot);
     }
-    Result<IoResult> r = recvSome(s.fd.get(), into, want);
+    Result<IoResult> r = recvOn(s.fd.get(), s.recvSsl, into, want);
     if (!r.isOk() || r->closed) {
       s.eof = true;
       return;
