@@ -28,10 +28,10 @@ if(NOT BRAID_WITH_CUDA STREQUAL "OFF")
 endif()
 braid_resolve_option(BRAID_WITH_CUDA braid_cuda_found "a CUDA compiler")
 
-find_library(BRAID_IBVERBS_LIB ibverbs)
+# ibverbs: the header is enough; libibverbs.so.1 is loaded at run time (transports/ibverbs).
 find_path(BRAID_IBVERBS_INCLUDE infiniband/verbs.h)
 set(braid_ibverbs_found FALSE)
-if(BRAID_IBVERBS_LIB AND BRAID_IBVERBS_INCLUDE)
+if(BRAID_IBVERBS_INCLUDE)
   set(braid_ibverbs_found TRUE)
 endif()
 braid_resolve_option(BRAID_WITH_IBVERBS braid_ibverbs_found "libibverbs")

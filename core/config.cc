@@ -200,7 +200,8 @@ Result<Config> Config::fromEnv() {
     }
     c.timeoutSeconds = t;
   }
-  BRAID_RETURN_IF_ERROR(readChoice("BRAID_TRANSPORT", {"shm", "socket", "mixed"}, &c.transport));
+  BRAID_RETURN_IF_ERROR(
+      readChoice("BRAID_TRANSPORT", {"shm", "socket", "mixed", "ib"}, &c.transport));
   BRAID_RETURN_IF_ERROR(readSpec("BRAID_ALGO", {}, &c.algorithm));
   BRAID_RETURN_IF_ERROR(readSpec("BRAID_PROTO", {"simple", "ll", "ll128"}, &c.protocol));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_CHUNK_BYTES", 64, &c.chunkBytes));
@@ -224,6 +225,11 @@ Result<Config> Config::fromEnv() {
         "or at least 4096 bytes, got " +
         std::to_string(c.socketBufferBytes));
   }
+  if (const char* v = std::getenv("BRAID_IB_HCA")) c.ibHca = v;
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_IB_GID_INDEX", -1, 255, &c.ibGidIndex));
+  int gdr = 1;
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_GDR", 0, 1, &gdr));
+  c.gdr = gdr != 0;
   BRAID_RETURN_IF_ERROR(readTls(&c));
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SPIN", -1, 100000000, &c.spinIterations));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_TINY_BYTES", 0, &c.tinyBytes));

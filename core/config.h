@@ -14,7 +14,7 @@ namespace braid {
 
 struct Config {
   double timeoutSeconds = 300;  // BRAID_TIMEOUT: every wait's deadline
-  std::string transport;        // BRAID_TRANSPORT: "" (auto) | shm | socket | mixed
+  std::string transport;        // BRAID_TRANSPORT: "" (auto) | shm | socket | mixed | ib
   std::string algorithm;        // BRAID_ALGO: "" (auto) or a spec (core/selection_spec.h)
   std::string protocol;         // BRAID_PROTO: "" (auto) or a spec of simple | ll | ll128
   size_t chunkBytes = 1 << 20;  // BRAID_CHUNK_BYTES: pipelining granularity
@@ -44,6 +44,10 @@ struct Config {
   std::string tlsCaFile;    // BRAID_TLS_CA
   // The largest socket fragment (the wire's frame length field is 32 bits).
   static constexpr size_t kMaxSocketFragmentBytes = size_t{1} << 30;
+  // ibverbs transport (transports/ibverbs/ib_transport.h).
+  std::string ibHca;        // BRAID_IB_HCA: "" (first active port) | device | device:port
+  int ibGidIndex = -1;      // BRAID_IB_GID_INDEX: -1 automatic (RoCE v2 with an IPv4 address first)
+  bool gdr = true;          // BRAID_GDR=0: never register GPU memory with the NIC (host staging)
   int spinIterations = -1;  // BRAID_SPIN: polls before a waiter yields; -1: auto
   // Not a variable: the CPUs this host's ranks may use together (comm/cpu_share.h), found
   // when a communicator is created, for the transports; 0 before then.

@@ -12,12 +12,15 @@ build=(
   libssl-dev                                             # crypto and TLS (OpenSSL 3)
   libgtest-dev zlib1g-dev python3                        # configuring: tests, harness, scripts
   libhwloc-dev                                           # topology detection
+  libibverbs-dev                                         # the ib transport's header (dlopen)
 )
 testing=(
   python3-venv python3-dev                               # the Python tests: environment, extension build
   openssl                                                # certificates for the TLS tests
   libopenmpi-dev openmpi-bin libmpich-dev mpich          # MPI bootstrap tests, MPI baselines
   patchelf                                               # the GPU kit: $ORIGIN RUNPATHs
+  qemu-system-x86 busybox-static ibverbs-providers       # the soft-RoCE guest (tests/rdma/guest)
+  ibverbs-utils perftest
   iproute2                                               # multi-host test bed (netns, veth, tc)
   clang libclang-rt-14-dev                               # fuzz targets and sanitizers
   dataset-fashion-mnist                                  # the training harness's data

@@ -16,6 +16,7 @@
 #include "comm/host_identity.h"
 #include "core/log.h"
 #include "topology/startup.h"
+#include "transports/ibverbs/ib_transport.h"
 #include "transports/mixed/mixed_transport.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/socket/socket_transport.h"
@@ -190,6 +191,8 @@ Status Comm::connectTransport() {
   } else if (config_.transport == "mixed") {
     BRAID_ASSIGN_OR_RETURN(transport_,
                            transport::createMixedTransport(*bootstrap_, config_, *hosts_));
+  } else if (config_.transport == "ib") {
+    BRAID_ASSIGN_OR_RETURN(transport_, transport::createIbTransport(*bootstrap_, config_));
   } else {
     BRAID_ASSIGN_OR_RETURN(transport_, transport::createSocketTransport(*bootstrap_, config_));
   }

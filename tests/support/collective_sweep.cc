@@ -51,7 +51,19 @@ std::vector<CollectiveCase> sweepCases(const SweepSpec& spec, int nranks) {
     const std::vector<int> caseRoots = isRooted(collective) ? roots : std::vector<int>{0};
     const int ops = reducing ? braidNumOps : 1;
     const int placements = supportsInPlace(collective) ? 2 : 1;
+    const std::vector<Pick> picks =
+        reducing ? std::vector<Pick>(std::begin(kLargeReducing), std::end(kLargeReducing))
+                 : std::vector<Pick>(std::begin(kLargeMoving), std::end(kLargeMoving));
     for (size_t count : spec.counts) {
+      if (spec.smallPicksOnly) {
+        for (const Pick& pick : picks) {
+          if (pick.inPlace && placements == 1) continue;
+          for (int root : caseRoots) {
+            cases.push_back({collective, pick.type, pick.op, count, root, pick.inPlace});
+          }
+        }
+        continue;
+      }
       for (int t = 0; t < braidNumTypes; ++t) {
         for (int op = 0; op < ops; ++op) {
           for (int root : caseRoots) {
@@ -77,9 +89,7 @@ std::vector<CollectiveCase> sweepCases(const SweepSpec& spec, int nranks) {
       continue;
     }
     int index = 0;
-    for (const Pick& pick :
-         reducing ? std::vector<Pick>(std::begin(kLargeReducing), std::end(kLargeReducing))
-                  : std::vector<Pick>(std::begin(kLargeMoving), std::end(kLargeMoving))) {
+    for (const Pick& pick : picks) {
       if (pick.inPlace && placements == 1) continue;
       int root = caseRoots[index++ % caseRoots.size()];
       cases.push_back({collective, pick.type, pick.op, spec.largeCount, root, pick.inPlace});

@@ -21,6 +21,10 @@ struct SweepSpec {
   /// At largeCount, run every type x op (x in-place, one root) instead of the
   /// picks: affordable where ranks are processes with a core budget of their own.
   bool largeEveryTypeAndOp = false;
+  /// At the small counts too, only the picks (each at both roots; in-place ones where
+  /// the collective has an in-place form): for machines where every case is costly
+  /// (an emulated guest), which still see every collective, count and element size.
+  bool smallPicksOnly = false;
 };
 
 /// Every collective the sweep knows, in a fixed order.

@@ -1,10 +1,11 @@
-// The mixed transport: one shm transport per host, one socket transport between hosts.
+// The mixed transport: one shm transport per host, one ib or socket transport between hosts.
 //
 // Setup (collective; every rank takes the same steps in the same order, so no
 // rank waits in the bootstrap for one that is elsewhere):
-//   1. when there is more than one host: the socket transport over the whole
-//      bootstrap, with a peer selection "on another host" (symmetric), so no
-//      connection or stream is opened between ranks of one host;
+//   1. when there is more than one host: the ranks gather whether each can open
+//      an RDMA port; when all can, the ib transport, else the socket transport,
+//      over the whole bootstrap, with a peer selection "on another host"
+//      (symmetric), so no connection or stream is opened between ranks of one host;
 //   2. when some host has two or more ranks: on every rank, the shm transport
 //      over a HostBootstrap of its host (host-local rank numbers, a tag per
 //      host so /dev/shm names never collide, errors naming communicator ranks).
@@ -27,6 +28,7 @@
 #include <string>
 
 #include "core/log.h"
+#include "transports/ibverbs/ib_transport.h"
 #include "transports/mixed/host_bootstrap.h"
 #include "transports/shm/shm_connector.h"
 #include "transports/shm/shm_transport.h"
@@ -76,6 +78,8 @@ class MixedTransport final : public Transport {
   }
 
   bool sameHost(int peer) const { return hostOfRank_[peer] == hostOfRank_[rank_]; }
+  /// "ib" or "socket": the transport between hosts.
+  const char* remoteName() const { return socket_ ? socket_->name() : "socket"; }
 
  private:
   bool shmPending() const {
@@ -87,7 +91,7 @@ class MixedTransport final : public Transport {
   const std::vector<int> hostOfRank_;
   std::vector<int> localIndex_;        // by rank: index in this host's shm transport; -1 elsewhere
   std::unique_ptr<Transport> shm_;     // null when this rank is alone on its host
-  std::unique_ptr<Transport> socket_;  // null when every rank is on one host
+  std::unique_ptr<Transport> socket_;  // ib or socket; null when every rank is on one host
   std::vector<shm::ShmConnector*> shmConnectors_;  // by local index; null for this rank
 };
 
@@ -100,7 +104,18 @@ Status MixedTransport::init(Bootstrap& bootstrap, const Config& config) {
   if (hosts > 1) {  // step 1
     std::vector<bool> remote(nranks);
     for (int r = 0; r < nranks; ++r) remote[r] = !sameHost(r);
-    BRAID_ASSIGN_OR_RETURN(socket_, createSocketTransport(bootstrap, config, std::move(remote)));
+    const std::string noIb = ibUnavailableReason(config);
+    std::vector<uint8_t> canIb(nranks, 0);
+    canIb[rank_] = noIb.empty() ? 1 : 0;
+    BRAID_RETURN_IF_ERROR(bootstrap.allGather(canIb.data(), 1));
+    const bool ib = std::all_of(canIb.begin(), canIb.end(), [](uint8_t c) { return c != 0; });
+    if (ib) {
+      BRAID_ASSIGN_OR_RETURN(socket_, createIbTransport(bootstrap, config, std::move(remote)));
+    } else {
+      if (!noIb.empty())
+        BRAID_INFO("mixed: rank %d: no RDMA between hosts: %s", rank_, noIb.c_str());
+      BRAID_ASSIGN_OR_RETURN(socket_, createSocketTransport(bootstrap, config, std::move(remote)));
+    }
   }
   if (*std::max_element(hostSize.begin(), hostSize.end()) > 1) {  // step 2
     mixed::HostBootstrap view(bootstrap, hostOfRank_,
@@ -118,8 +133,9 @@ Status MixedTransport::init(Bootstrap& bootstrap, const Config& config) {
   for (int r = 0; r < nranks; ++r) {
     if (r != rank_) (sameHost(r) ? local : remote).push_back(r);
   }
-  BRAID_INFO("mixed: rank %d on host %d of %d: shm to ranks %s; socket to ranks %s", rank_,
-             hostOfRank_[rank_], hosts, rankList(local).c_str(), rankList(remote).c_str());
+  BRAID_INFO("mixed: rank %d on host %d of %d: shm to ranks %s; %s to ranks %s", rank_,
+             hostOfRank_[rank_], hosts, rankList(local).c_str(),
+             socket_ ? socket_->name() : "socket", rankList(remote).c_str());
   return Status::ok();
 }
 
@@ -160,7 +176,7 @@ const char* linkTransportName(Transport& transport, int peer) {
   if (transport.connector(peer) == nullptr) return nullptr;
   auto* mixed = dynamic_cast<MixedTransport*>(&transport);
   if (mixed == nullptr) return transport.name();
-  return mixed->sameHost(peer) ? "shm" : "socket";
+  return mixed->sameHost(peer) ? "shm" : mixed->remoteName();
 }
 
 }  // namespace braid::transport

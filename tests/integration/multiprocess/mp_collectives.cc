@@ -4,11 +4,17 @@
 // {0, 1, 7, 1000003} on the given transport, and check every answer.
 // Exits 0 iff every rank saw only correct results.
 //
-//   braid_mp_collectives <shm|socket> <nranks> [--env] [--picks]
+//   braid_mp_collectives <shm|socket|ib|mixed> <nranks> [--env] [--picks] [--few] [--large N]
+//   [--counts A,B,..]
 //
 // --env: join with braidCommInitFromEnv instead of a unique id.
 // --picks: at 1000003 elements run only the unit sweeps' handful of (type, op)
 //          picks, for runs whose point is elsewhere (the init path).
+// --few:   at the small counts too, only those picks (each collective, count and
+//          element size still seen; for machines where each case is costly).
+// --large N: the large count (default 1000003; 0: none).
+// --counts: the small counts to sweep (default 0,1,7), e.g. where each case is
+//          costly (an emulated machine) or a transport needs 4099 too.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -19,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "braid.h"
 #include "rank_processes.h"
@@ -86,15 +93,37 @@ int runRank(RankProcesses& processes, int rank, int nranks, bool fromEnv,
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s <shm|socket> <nranks> [--env] [--picks]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s <shm|socket|ib|mixed> <nranks> [--env] [--picks] [--few] [--large N] "
+                 "[--counts A,B,..]\n",
+                 argv[0]);
     return 2;
   }
   const std::string transport = argv[1];
   const int nranks = std::atoi(argv[2]);
-  bool fromEnv = false, largePicksOnly = false;
+  bool fromEnv = false, largePicksOnly = false, smallPicksOnly = false;
+  std::vector<size_t> counts = {0, 1, 7};
+  size_t largeCount = 1000003;
   for (int i = 3; i < argc; ++i) {
     fromEnv |= std::strcmp(argv[i], "--env") == 0;
     largePicksOnly |= std::strcmp(argv[i], "--picks") == 0;
+    smallPicksOnly |= std::strcmp(argv[i], "--few") == 0;
+    if (std::strcmp(argv[i], "--large") == 0 && i + 1 < argc) {
+      largeCount = std::strtoull(argv[++i], nullptr, 10);
+    }
+    if (std::strcmp(argv[i], "--counts") == 0 && i + 1 < argc) {
+      counts.clear();
+      for (const char* p = argv[++i]; *p != '\0';) {
+        char* end = nullptr;
+        counts.push_back(std::strtoull(p, &end, 10));
+        if (end == p || (*end != ',' && *end != '\0')) {
+          std::fprintf(stderr, "--counts: expected numbers separated by commas, got '%s'\n",
+                       argv[i]);
+          return 2;
+        }
+        p = *end == ',' ? end + 1 : end;
+      }
+    }
   }
   if (nranks <= 0) {
     std::fprintf(stderr, "nranks must be positive\n");
@@ -109,8 +138,10 @@ int main(int argc, char** argv) {
   }
   SweepSpec spec;
   spec.collectives = allCollectives();
-  spec.counts = {0, 1, 7};
+  spec.counts = counts;
+  spec.largeCount = largeCount;
   spec.largeEveryTypeAndOp = !largePicksOnly;
+  spec.smallPicksOnly = smallPicksOnly;
   const std::vector<CollectiveCase> cases = sweepCases(spec, nranks);
 
   const auto start = std::chrono::steady_clock::now();

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The rdma label's checks, run inside the soft-RoCE guest in one boot (tests/rdma/guest
+# boots it; an emulated machine boots slowly, so everything shares one boot).
+# Usage: rdma_checks.sh MP_COLLECTIVES MP_DEAD_RANK IB_CHECKS
+# Each check prints its time; the script exits non-zero when any failed.
+set -uo pipefail
+collectives=$1 dead_rank=$2 ib_checks=$3
+export BRAID_TIMEOUT=${BRAID_TIMEOUT:-60}
+counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
+failed=()
+
+check() {  # NAME COMMAND...
+  local name=$1 start rc
+  shift
+  echo "=== $name"
+  start=${EPOCHREALTIME/./}
+  "$@"
+  rc=$?
+  local us=$((${EPOCHREALTIME/./} - start))
+  printf '=== %s: %s in %d.%d s\n' "$name" "$([[ $rc == 0 ]] && echo passed || echo "FAILED ($rc)")" \
+    $((us / 1000000)) $((us / 100000 % 10))
+  [[ $rc == 0 ]] || failed+=("$name")
+}
+
+sent_packets() { cat "$counters/sent_pkts" 2>/dev/null || echo 0; }
+
+# Every collective at counts 0 1 7 4099 and (2 ranks) 1000003, (4 ranks) 65539, a handful
+# of (type, op) picks that cover every element size, in-place and out-of-place, both
+# roots, against the reference (every type x op runs on the other transports; here each
+# case costs an emulated machine, and a million-element case on 4 ranks most of all).
+over_rdma() {  # COMMAND...: runs it and checks that rxe0 sent packets meanwhile
+  local before after
+  before=$(sent_packets)
+  "$@" || return
+  after=$(sent_packets)
+  echo "rxe0 sent $((after - before)) RoCE packets"
+  ((after > before)) || { echo "no RoCE packet went out: not over RDMA"; return 1; }
+}
+check "ib, 2 ranks, every collective" over_rdma "$collectives" ib 2 --counts 0,1,7,4099 --picks --few
+check "ib, 4 ranks, every collective" over_rdma "$collectives" ib 4 --counts 0,1,7,4099 --large 65539 --picks --few
+
+# Two simulated hosts of two ranks: shared memory inside a host, ib between them.
+mixed() {
+  local log
+  log=$(mktemp)
+  BRAID_HOST_ID=a,a,b,b BRAID_DEBUG=INFO over_rdma "$collectives" mixed 4 --counts 0,7,4099 \
+    --large 65539 --picks --few >"$log" 2>&1
+  local rc=$?
+  grep -v 'braid INFO' "$log"
+  local links
+  links=$(grep -c 'mixed: rank [0-3] on host [01] of 2: shm to ranks [0-3]; ib to ranks' "$log")
+  rm -f "$log"
+  ((rc == 0)) || return $rc
+  ((links == 4)) || { echo "expected 4 ranks with ib between hosts, saw $links"; return 1; }
+}
+check "mixed (2 hosts x 2 ranks: shm + ib)" mixed
+
+# A rank SIGKILLed mid-all-reduce: every survivor fails naming it, within the deadline.
+check "ib, kill -9 of a rank mid-collective" "$dead_rank" ib 4 kill
+check "ib, registration cache under munmap/mmap and heap reuse" "$ib_checks" regcache
+check "ib, bad GID index / device / port" "$ib_checks" badconfig
+
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "PASSED: every rdma check"

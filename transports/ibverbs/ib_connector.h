@@ -1,0 +1,167 @@
+// The ib transport's link to one peer: one reliable-connected queue pair and a
+// receiver-driven protocol (see ib_connector.cc).
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "transports/connector.h"
+#include "transports/ibverbs/ib_device.h"
+#include "transports/ibverbs/reg_cache.h"
+
+namespace braid::transport::ib {
+
+/// The receiver's request for data, sent as a small SEND: "write bytes [offset,
+/// offset + bytes) of your message `seq` to addr/rkey". The sender checks
+/// msgBytes against its message: a mismatch fails on both sides.
+struct ClearToSend {
+  uint64_t seq;
+  uint64_t msgBytes;
+  uint64_t offset;
+  uint64_t addr;
+  uint32_t rkey;
+  uint32_t bytes;
+};
+
+/// What a rank publishes (over the bootstrap) for each of its queue pairs.
+struct QpInfo {
+  uint32_t qpn = 0;
+  uint32_t psn = 0;
+  ibv_gid gid{};
+  uint16_t lid = 0;
+  uint8_t mtu = 0;       // ibv_mtu
+  uint8_t ethernet = 0;  // RoCE: address by GID
+};
+
+class IbConnector final : public Connector {
+ public:
+  static constexpr int kSendDepth = 128;  // signaled work requests in flight
+  static constexpr int kMaxCtsOut = 16;   // clear-to-sends issued and not yet written
+  static constexpr int kRecvDepth = 2 * kMaxCtsOut + 8;
+  static constexpr int kStageSlots = 4;  // per direction
+  static constexpr size_t kStageBytes = 256 << 10;
+  static constexpr size_t kWriteBytes = 1 << 20;   // the largest single RDMA write
+  static constexpr size_t kMaxCtsBytes = 1 << 30;  // the largest piece one clear-to-send asks
+
+  /// Creates the queue pair (INIT, receives posted). `index`: this connector's number in
+  /// the transport, carried in work request ids. `dev` and `cache` outlive the connector.
+  static Result<std::unique_ptr<IbConnector>> create(int rank, int peer, uint32_t index,
+                                                     IbDevice* dev, RegCache* cache);
+  ~IbConnector() override;
+
+  /// This side's connection data for the peer.
+  QpInfo localInfo() const;
+  /// INIT -> RTR -> RTS towards the peer's queue pair.
+  Status connect(const QpInfo& remote);
+
+  int peer() const override { return peer_; }
+  Status postSend(const void* src, size_t bytes, Request* req) override;
+  Status postRecv(const RecvSink& sink, size_t bytes, Request* req) override;
+  /// Drains the shared completion queue (for every connector: `dispatch` routes each
+  /// completion), then issues what this link can.
+  Status progress(bool* progressed) override;
+
+  /// One completion of this connector's queue pair (called by the transport's poll).
+  void complete(const ibv_wc& wc);
+  /// Issues clear-to-sends and writes while the queues have room. Sets *progressed.
+  void pump(bool* progressed);
+  /// The sticky error, if any.
+  const Status& error() const { return error_; }
+  /// Records `status` as the sticky error (the first one wins).
+  void fail(Status status);
+  /// True while a posted send or receive is not complete.
+  bool busy() const { return !sends_.empty() || !recvs_.empty(); }
+
+  /// Set by the transport: drains the completion queue into complete() of each connector.
+  using PollFn = Status (*)(void* transport, bool* progressed);
+  void setPoller(PollFn fn, void* transport) {
+    pollFn_ = fn;
+    pollArg_ = transport;
+  }
+
+ private:
+  IbConnector(int rank, int peer, uint32_t index, IbDevice* dev, RegCache* cache)
+      : rank_(rank), peer_(peer), index_(index), dev_(dev), cache_(cache) {}
+
+  struct SendMessage {
+    const uint8_t* src;
+    size_t bytes;
+    Request* req;
+    uint64_t seq;
+    RegCache::Handle mr;
+    bool registered = false;  // mr valid
+    bool staged = false;      // unregistrable: copied through send staging
+    size_t acked = 0;         // bytes whose writes completed
+    bool done = false;
+  };
+  struct RecvMessage {
+    RecvSink sink;
+    size_t bytes;
+    Request* req;
+    uint64_t seq;
+    RegCache::Handle mr;
+    bool registered = false;
+    bool staged = false;  // lands in receive staging (reductions, unregistrable memory)
+    bool modeChosen = false;
+    size_t requested = 0;    // bytes covered by clear-to-sends issued
+    bool ctsIssued = false;  // at least one (a 0-byte message needs exactly one)
+    size_t landed = 0;
+    bool done = false;
+  };
+  // Send queue entries, in posting order (completions of one queue pair come in order).
+  struct InFlight {
+    bool isWrite;   // else a clear-to-send
+    uint64_t seq;   // the message a write belongs to
+    size_t bytes;   // write payload
+    int stageSlot;  // send staging slot it read from, -1 none
+    bool last;      // the message's last write
+  };
+  struct CtsOut {
+    uint64_t seq;
+    size_t offset;
+    size_t bytes;
+    int stageSlot;  // receive staging slot, -1: straight into the user's buffer
+  };
+
+  Status init();
+  Status postRecvSlot(int slot);
+  void pumpRecvs(bool* progressed);
+  void pumpSends(bool* progressed);
+  SendMessage* sendBySeq(uint64_t seq);
+  RecvMessage* recvBySeq(uint64_t seq);
+  void onWriteLanded(uint32_t imm);
+  void onSendCompleted();
+  void retire();
+  Status verbsError(const std::string& what, int err) const;
+
+  const int rank_;
+  const int peer_;
+  const uint32_t index_;
+  IbDevice* const dev_;    // the transport's; outlives connectors
+  RegCache* const cache_;  // the transport's; outlives connectors
+  PollFn pollFn_ = nullptr;
+  void* pollArg_ = nullptr;
+  ibv_qp* qp_ = nullptr;
+  uint32_t psn_ = 0;
+  // One page-aligned block: receive slots for clear-to-sends, then staging (receive, send).
+  uint8_t* block_ = nullptr;
+  size_t blockBytes_ = 0;
+  ibv_mr* blockMr_ = nullptr;
+  bool recvStageBusy_[kStageSlots] = {};
+  bool sendStageBusy_[kStageSlots] = {};
+
+  std::deque<SendMessage> sends_;
+  std::deque<RecvMessage> recvs_;
+  uint64_t nextSendSeq_ = 0, nextRecvSeq_ = 0;
+  std::deque<ClearToSend> ctsIn_;  // from the peer, not yet fully written
+  size_t ctsInServed_ = 0;         // bytes of ctsIn_.front() already posted
+  std::deque<CtsOut> ctsOut_;
+  std::deque<InFlight> inFlight_;
+  Status error_;
+};
+
+}  // namespace braid::transport::ib
