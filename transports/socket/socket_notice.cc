@@ -28,11 +28,14 @@
 // a rank that times out follows the chain of waits to the rank that reported
 // none: the stalled one (see waitChain in socket_transport.cc).
 //
-// Bounded. The sockets are non-blocking; the sender gives up on a stream the
-// moment the kernel does not take bytes at once (a full socket buffer), so a
-// notice never delays an abort by more than a few system calls per stream.
+// Bounded. The sockets are non-blocking; the sender gives up on a stream once
+// the kernel has taken no byte for 10 ms (a full socket buffer the peer does not
+// drain), so a peer that is reading — the usual case: it waits for this rank's
+// data — gets the notice behind the fragment in flight, and one that is not
+// delays an abort by at most 10 ms per stream.
 // A peer that gets no notice, or half of one, still reads EOF as before and
 // names the sender; a process that dies without a word is detected by EOF.
+#include <poll.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -43,11 +46,21 @@
 namespace braid::transport::socket {
 namespace {
 
-// Writes `iov` fully or gives up (false) when the socket would block or fails.
+// How long a full socket may take to take more of a notice (or of the fragment before it):
+// a peer that is reading frees room within microseconds; one that is not costs this once.
+constexpr int kNoticeStallMs = 10;
+
+// Writes `iov` fully or gives up (false) when the socket stays full for kNoticeStallMs or
+// fails.
 bool sendAllOrGiveUp(int fd, iovec* iov, int count) {
   while (count > 0) {
     Result<IoResult> r = sendSome(fd, iov, count);
-    if (!r.isOk() || r->bytes == 0) return false;
+    if (!r.isOk()) return false;
+    if (r->bytes == 0) {
+      pollfd p = {fd, POLLOUT, 0};
+      if (::poll(&p, 1, kNoticeStallMs) != 1 || (p.revents & POLLOUT) == 0) return false;
+      continue;
+    }
     size_t left = r->bytes;
     while (count > 0 && left >= iov->iov_len) {
       left -= iov->iov_len;
@@ -167,7 +180,7 @@ Status SocketConnector::readNotice(Stream& s, int index) {
     what = "rank " + std::to_string(origin) + " failed " + kReportedByMarker +
            std::to_string(peer_) + "): " + why;
   }
-  notice_ = remoteError(what, origin);
+  notice_ = relayedFailure("", peer_, why, origin, what);
   return notice_;
 }
 
