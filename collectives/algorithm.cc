@@ -28,34 +28,28 @@ constexpr size_t kTreeMaxBytes = 64 << 10;
 // whole-buffer exchanges (plus a fold and an unfold when n is not a power of
 // two), the fewest hops in sequence, against the tree's 2 log2(n) and the
 // ring's 2(n-1). It moves log2(n) times the buffer per rank, so it loses once
-// bandwidth counts. Measured with braid-perf on shm and TCP (a busy 2-core
-// VM, n = 2..4): rd was fastest through 8 KiB everywhere, on par with or ahead
-// of the tree at 16 KiB, behind it at 64 KiB for four ranks; 16 KiB keeps rd
-// where it wins or ties.
-// Floating min/max are not bitwise commutative, so those keep the tree.
+// bandwidth counts. With braid-perf on shm and TCP (n = 2..4), rd was fastest through 8 KiB
+// everywhere, on par with or ahead of the tree at 16 KiB, behind it at 64 KiB for four ranks; 16
+// KiB keeps rd where it wins or ties. Floating min/max are not bitwise commutative, so those keep
+// the tree.
 constexpr size_t kRecursiveDoublingMaxBytes = 16 << 10;
 
 // Up to this many ranks (and kTreeMaxBytes), broadcast is direct: the root sends
 // to every rank itself, so each rank waits for one hop, the root's, and never for
-// a forwarding rank to be scheduled. With 4 ranks on 2 cores that wait is a
-// context switch of ~5 us, and paired runs (perf/ab, 4 ranks, shm, loaded VM)
-// had direct 1.5-1.9x faster than the tree from 64 B to 16 KiB and 1.08x at
-// 64 KiB. The root's n-1 sends (against the tree's two) keep it to few ranks.
+// a forwarding rank to be scheduled. With more ranks than cores that wait is a
+// context switch, longer than a small message's transfer (perf/RESULTS.md,
+// "Algorithm choices"). The root's n-1 sends (against the tree's two) keep it
+// to few ranks.
 constexpr int kDirectBroadcastMaxRanks = 4;
 // Above it, small broadcasts take the binomial tree: as few hops as the double tree with half
-// the messages per rank. 4 ranks on the 2-core VM over TCP (perf/ab, 8 B-32 KiB): the chain
-// and the binomial tree both ran 1.2-1.4x the double tree's busbw.
+// the messages per rank, and small messages are bound by per-message costs.
 
 // With at least kDirectAllToAllMinRanks ranks on one host, all-to-all posts every exchange
 // in one step ("direct") instead of one peer per step: a rank then moves data with
-// whichever peers are running instead of waiting for one that was descheduled. Paired runs
-// (perf/ab, shm, loaded 2-core VM): direct ran 1.29x pairwise at 4 KiB and 1.08x at 64 KiB
-// with 4 ranks (1 and 16 KiB blocks), 1.74x and 1.63x with 8 ranks; with 3 ranks 0.95x and
-// 0.91x. With large blocks read in place (transports/shm/single_copy.h) it wins at every
-// size (median of per-pair ratios, 12-30 pairs): 4 ranks 1.34x / 1.25x / 1.15x / 1.14x /
-// 1.20x / 1.04x / 1.24x at 128 KiB / 256 KiB / 512 KiB / 1 / 2 / 4 / 16 MiB, 8 ranks 1.45x
-// and 1.06x at 1 and 4 MiB (with two copies earlier: 0.91-0.97x at 1-4 MiB, 1.03-1.07x at
-// 16-128 MiB).
+// whichever peers are running instead of waiting for one that was descheduled. With 3 ranks
+// pairwise still ran ahead. With large blocks read in place
+// (transports/shm/single_copy.h) a posted block costs its sender nothing until the peer reads
+// it, so direct wins at every size (perf/RESULTS.md, "Algorithm choices").
 constexpr int kDirectAllToAllMinRanks = 4;
 
 const std::vector<Algorithm>& registry() {
@@ -137,25 +131,23 @@ const char* ruleOfThumb(const CollArgs& args) {
 }
 
 // The calibrated cost model (topology/calibrated_constants.cc) overrules the rule above
-// only where it predicts the alternative at least this much faster: on the (shared,
-// loaded) development machine its median error is 34% on the samples it was fitted to and
-// 79% on samples taken later (docs/TOPOLOGY.md), so a smaller predicted gain is within its
-// error. Its CPU constants come from shared memory.
+// only where it predicts the alternative at least this much faster: fitted on a shared,
+// loaded machine, its error against measurement is large, worse on samples it was not
+// fitted to (docs/TOPOLOGY.md), so a smaller predicted gain is within its error. Its CPU
+// constants come from shared memory.
 constexpr double kTrustedGain = 2.0;
 constexpr const char* kTunedLink = "shm";
 
-// Broadcast and reduce are not tuned yet: the measurements have the chain (ring) ~2x faster
-// than the tree below 8 KiB for 3..8 ranks, against the rule above that
-// schedule_registry_test asserts; changing that is a decision for the test's owner.
+// Broadcast and reduce are not tuned yet: the calibration samples have the chain (ring)
+// faster than the tree below 8 KiB for 3..8 ranks (docs/TOPOLOGY.md), against the rule
+// above that schedule_registry_test asserts; handing them over needs that test updated.
 //
-// All-to-all is not handed over either: its calibrated pairwise constant (1.29 GB/s
-// against the relaying ring's 3.0) predates later pairwise fixes (no per-poll scan of
-// the step, the own block copied between receives), so the model had the ring 2.3x
-// faster for 2 ranks and overruled pairwise from 256 KiB up (3 ranks and more stay
-// under the 2x margin). Measured quiet, paired (perf/ab, 6 rounds), pairwise against
-// that ring on 2 ranks: shm 1.26x / 1.30x / 1.36x / 1.87x / 1.65x at 256 KiB / 1 / 2 /
-// 16 / 128 MiB, TCP 1.05x-1.43x. For 2 ranks the ring moves the same bytes over the
-// link plus staging copies through scratch.
+// All-to-all is not handed over either: its calibrated pairwise constant (the table in
+// topology/calibrated_constants.cc) predates later pairwise fixes (no per-poll scan of
+// the step, the own block copied between receives), so the model had the relaying ring
+// faster for 2 ranks and overruled pairwise from 256 KiB up, where pairwise is the faster
+// (perf/RESULTS.md, "Algorithm choices"). For 2 ranks the ring moves the same bytes over
+// the link plus staging copies through scratch.
 bool tunerMayOverrule(CollKind kind) { return kind == CollKind::kAllReduce; }
 
 const Algorithm* find(const std::string& name, const CollArgs& args) {

@@ -20,22 +20,9 @@
 #include <vector>
 
 #include "braid.h"
+#include "core/coll_kind.h"
 
 namespace braid::coll {
-
-enum class CollKind : uint8_t {
-  kAllReduce,
-  kBroadcast,
-  kReduce,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kAllToAllv,
-  kGather,
-  kScatter,
-  kBarrier,
-};
-const char* collName(CollKind kind);
 
 enum class BufferId : uint8_t { kSend, kRecv, kScratch };
 

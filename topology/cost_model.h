@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/schedule.h"
+#include "core/coll_kind.h"
 
 namespace braid::topo {
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace braid::train {
 namespace {
@@ -18,6 +19,20 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   size_t mid = values.size() / 2;
   return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+// Output files usually go to a folder that is git-ignored (train/results/) and
+// may not exist in a fresh checkout, so create the parent folders first.
+Status makeParentDirectories(const std::string& flag, const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) return Status();
+  std::error_code error;
+  std::filesystem::create_directories(parent, error);
+  if (error) {
+    return Status::error(flag + " " + path + ": cannot create folder " + parent.string() + " (" +
+                         error.message() + ")");
+  }
+  return Status();
 }
 
 // Columns of the per-rank summary gathered to rank 0, all medians over steps.
@@ -33,6 +48,8 @@ void CsvWriter::close() {
 }
 
 Status CsvWriter::open(const std::string& path) {
+  Status made = makeParentDirectories("--csv", path);
+  if (!made.ok()) return made;
   file_ = std::fopen(path.c_str(), "w");
   if (file_ == nullptr) {
     return Status::error("--csv " + path + ": cannot create (" + std::strerror(errno) + ")");
@@ -117,6 +134,8 @@ Status plotCsv(const std::string& csvPath, const std::string& pngPath) {
   if (csvPath.find('\'') != std::string::npos || pngPath.find('\'') != std::string::npos) {
     return Status::error("--plot/--csv paths must not contain a single quote");
   }
+  Status made = makeParentDirectories("--plot", pngPath);
+  if (!made.ok()) return made;
   int status = std::system(command.c_str());
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return Status::error("plotting " + csvPath + " into " + pngPath + " failed (" + command + ")");

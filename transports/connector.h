@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/host/reduce.h"
 #include "core/deadline.h"
+#include "core/kernels/reduce.h"
 #include "core/status.h"
 
 namespace braid::transport {
@@ -36,7 +36,7 @@ struct RecvSink {
   coll::ReduceFn reduce = nullptr;
   size_t elemSize = 1;
   // Size of the whole buffer dst lies in (0: unknown). A receive into a buffer
-  // far larger than the cache may write it with streaming stores (collectives/host/copy.h).
+  // far larger than the cache may write it with streaming stores (core/kernels/copy.h).
   size_t extentBytes = 0;
 };
 
@@ -90,7 +90,7 @@ class Transport {
   virtual Connector* connector(int peer) = 0;
 
   /// Schedule copy actions into a buffer of at least this many bytes write it
-  /// with streaming stores (collectives/host/copy.h); 0: never.
+  /// with streaming stores (core/kernels/copy.h); 0: never.
   virtual size_t streamStoreBytes() const { return 0; }
 
   /// Sleeps until a peer may have made progress, `deadline` passes, or about

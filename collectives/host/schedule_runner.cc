@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "collectives/host/copy.h"
+#include "core/kernels/copy.h"
 #include "core/types.h"
 
 namespace braid::coll {

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/host/reduce.h"
 #include "collectives/schedule.h"
+#include "core/kernels/reduce.h"
 #include "core/status.h"
 #include "transports/connector.h"
 

@@ -1,6 +1,6 @@
 // The copy baseline for the reduction kernels: std::memcpy between two
 // distinct buffers at the same sizes, and braid's streaming copy
-// (collectives/host/copy.h) beside it. bytes_per_second counts memory traffic
+// (core/kernels/copy.h) beside it. bytes_per_second counts memory traffic
 // as the program sees it (one read and one write, 2 x size), as reduce_bench
 // does; a streaming copy past the caches saves the destination's
 // read-for-ownership, which this figure does not count.
@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "buffers.h"
-#include "collectives/host/copy.h"
+#include "core/kernels/copy.h"
 
 namespace braid::bench {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "braid.h"
 #include "buffers.h"
-#include "collectives/host/reduce.h"
+#include "core/kernels/reduce.h"
 
 namespace braid::bench {
 namespace {

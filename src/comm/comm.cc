@@ -24,15 +24,13 @@
 namespace braid {
 namespace {
 
-// Polls before a waiting rank yields, when it has a core of its own. Few: a
-// poll round costs ~0.1 us, so 10 rounds outlast a peer's reply from another
-// core (a cache-line round trip is 0.07-0.4 us here), and a yield with nothing
-// else to run returns at once (~0.5 us), so waiting goes on almost as cheaply.
-// When other work shares the cores the peer is often off-CPU, and every round
-// spun is lost: paired runs (perf/ab, 2 ranks, loaded 2-core VM) took 8-B
-// all-reduce from 185 us at 2000 rounds to 23 us at 200, 9 us at 50 and 5.6 us
-// at 10 on shm, and from 8 ms to 46 us over TCP; under SCHED_FIFO (cores to
-// themselves) 10 and 2000 were within 1-5% from 8 B to 16 MiB.
+// Polls before a waiting rank yields, when the host's ranks fit its cores but
+// are not bound apart. Few: a poll round is a fraction of a cache-line round
+// trip, so 10 rounds outlast a peer's reply from another core, and a yield
+// with nothing else to run returns at once, so waiting goes on almost as
+// cheaply. When other work shares the cores the peer is often off-CPU, and
+// every round spun keeps it from running; with cores to themselves a longer
+// spin gains nothing (perf/RESULTS.md, "Waiting").
 constexpr int kSpinIterations = 10;
 
 // The settings that shape schedules and wire formats; every rank must use the
@@ -109,10 +107,9 @@ Comm::~Comm() { unregisterFlightRecorder(flight_.get()); }
 
 // With a core of its own (pinned, ranks no more than cores) the peer a rank
 // waits for runs elsewhere, so a longer spin catches its reply without the
-// ~1 us system call of a yield, which also hands the core to any other job.
-// Paired runs, 2 ranks pinned one per core, 8-B all-reduce on the loaded VM
-// (perf/RESULTS.md "Placement"): 10 polls 1.13 us, 100 polls 0.47 us, 1000
-// and 10000 the same 0.47-0.48 us; 100 keeps a wait for a late peer short.
+// system call of a yield, which also hands the core to any other job. 100
+// polls cover a peer's reply from another core; more gain nothing and only
+// lengthen the spin while a late peer is away (perf/RESULTS.md, "Waiting").
 constexpr int kOwnCoreSpinIterations = 100;
 
 int Comm::spinRounds() const {

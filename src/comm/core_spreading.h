@@ -1,10 +1,9 @@
 // Placing a host's rank processes on its cores when they fill or outnumber them.
 //
-// Left to the scheduler, waiting ranks look idle, and this VM's kernel packs
-// them onto one vCPU (`ps -o psr,pcpu`: four ranks at 25 % each on one vCPU
-// for seconds, OpenMPI's ranks too; two ranks on one vCPU). Every wait then is
-// a context switch: the 8-B all-reduce took ~20 us instead of ~9 us with 4
-// ranks, ~5.8 us instead of ~0.5 us with 2. Pinned round-robin (local index i
+// Left to the scheduler, waiting ranks look idle, and the kernel may pack
+// them onto one CPU (OpenMPI's ranks too). Every wait then is a context
+// switch, which costs more than a small call's transfer (perf/RESULTS.md,
+// "Placement"). Pinned round-robin (local index i
 // takes the (i mod m)-th of its m allowed CPUs), half the exchanges of 4 ranks
 // cross cores and proceed in parallel, and 2 ranks each keep a core. Pinning
 // once and releasing does not hold: the kernel packs the ranks again within a
@@ -14,14 +13,14 @@
 // a rank thread is pinned once kSmallCallsBeforePinning latency-bound calls
 // (this rank's larger buffer <= kPinnedCallMaxBytes, or
 // kOwnCorePinnedCallMaxBytes when each rank has a CPU of its own) ran in a
-// row, and gets its own affinity back at the first larger call. Paired runs on the loaded
-// VM, 4 ranks (perf/RESULTS.md "Placement"), pinned against not: 8 B-8 KiB
-// 1.1-2.2x faster, 16 KiB about even, 32 KiB-4 MiB 0.4-0.9x, 128 MiB
-// 0.64-0.93x (mid-size calls keep their data in one core's cache when the
-// ranks are packed; a pinned rank cannot leave a core that other work took).
+// row, and gets its own affinity back at the first larger call. Pinned ranks
+// win small calls but lose larger ones (perf/RESULTS.md, "Placement"):
+// mid-size calls keep their data in one core's cache when the ranks are
+// packed, and a pinned rank cannot leave a core that other work took.
 // The run of small calls keeps a benchmark's barrier before each large call
-// from pinning and releasing every call, which made large calls 0.27-0.44x.
-// BRAID_BIND=spread pins for every call (the old opt-in), none never does.
+// from pinning and releasing every call, and each switch of the placement
+// costs the large call after it.
+// BRAID_BIND=spread pins for every call, none never does.
 //
 // Only when the rank is a process of its own (ranks that are threads of one
 // process share the affinity of whoever calls), and decided once per process
@@ -43,10 +42,9 @@ enum class BindMode { kAuto, kSpread, kNone };
 /// runs pinned when ranks share CPUs (more ranks than CPUs).
 inline constexpr size_t kPinnedCallMaxBytes = size_t{8} << 10;
 
-/// The same when each rank has a CPU of its own: packed onto one vCPU, two
-/// ranks also lose at mid sizes (paired runs, 2 ranks, loaded VM, pinned
-/// against not: 256 KiB-2 MiB 0.87-2.65x, 4 MiB 0.78-2.0x, 16 MiB 0.85-1.03x,
-/// 128 MiB 0.67-0.83x).
+/// The same when each rank has a CPU of its own: packed onto one CPU, two
+/// ranks also lose at mid sizes, while past the caches pinning costs more
+/// than it saves (perf/RESULTS.md, "Placement").
 inline constexpr size_t kOwnCorePinnedCallMaxBytes = size_t{2} << 20;
 
 /// BRAID_BIND: unset, "" or "auto" -> kAuto; "spread"; "none". Anything else

@@ -11,10 +11,9 @@
 // transport's block rule (single_copy.h) read the host's share instead: the
 // CPUs in the union of the local ranks' masks, and whether the masks are
 // pairwise disjoint, i.e. a launcher already put each rank on CPUs of its own.
-//
-// Judged on the 2-core VM, 8-B all-reduce under a plain `mpirun -np 2`
-// (ranks bound a core each): 0.6-0.9 us while each rank took its one-CPU mask
-// for crowding and yielded at every idle poll, against 0.3-0.45 us unbound.
+// Judged from its own one-CPU mask, a rank a launcher bound to a core would
+// take itself for crowded and yield at every idle poll, paying a system call
+// where a short spin catches the peer's reply (perf/RESULTS.md, "Waiting").
 #pragma once
 
 #include <sched.h>

@@ -3,10 +3,9 @@
 // the peers' connectors in call order and polled until done.
 //
 // The engine runs them as a stage of one-action schedules, one runner each,
-// which costs a schedule, a runner and their vectors per call: an 8-byte
-// grouped send/receive pair took 1.5-2.1 us on the 2-core VM against 0.3 us
-// for an 8-byte all-reduce (braid-perf sendrecv / allreduce -b 8 -e 8), with
-// malloc and free alone a fifth of the profile. Here the requests, the peer
+// which costs a schedule, a runner and their vectors per call: for a small
+// message that allocation and bookkeeping, not the transfer, sets the time
+// (perf/RESULTS.md, "Algorithm choices"). Here the requests, the peer
 // list and its marks live in this object, reused from call to call: after the
 // first call of a size, no allocation.
 //

@@ -7,7 +7,7 @@
 // engine is about to sleep (step index and bytes moved by each pending
 // transfer, and the time waiting began), and the end (done or failed).
 // Nothing is computed and no clock is read on the busy path (a clock read
-// costs 40-80 ns on a VM; a small collective, under a microsecond): per-peer
+// costs tens of ns, a fair share of a small collective): per-peer
 // byte counts are derived from the kept schedules when the recorder is
 // printed, on a failure (at BRAID_DEBUG=WARN) or on request from the signal
 // thread (flight_signal.h). A mutex makes that reader safe.

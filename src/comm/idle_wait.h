@@ -89,10 +89,10 @@ class IdleWait {
 
  private:
   // Yields before sleeping. A sleep costs the waker a system call and the
-  // sleeper a wake-up; with 4 ranks on 2 cores (SCHED_FIFO, 8-byte all-reduce
-  // after a barrier, perf/RESULTS.md "Small-message latency") 16 yields gave
-  // a median of 10.5 us, 1000 yields 9.1 us, never sleeping 9.2 us. 1000
-  // yields last 0.3-3 ms, after which a stalled wait sleeps as before.
+  // sleeper a wake-up, while a yield hands the core to a rank sharing it and
+  // comes back soon; with more ranks than cores a peer's reply usually needs
+  // such a hand-over. 1000 yields are a few milliseconds at most, after which
+  // a stalled wait sleeps as before (perf/RESULTS.md, "Waiting").
   static constexpr int kYieldRounds = 1000;
 
   const double timeoutSeconds_;

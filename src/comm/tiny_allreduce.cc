@@ -5,12 +5,12 @@
 #include <string>
 
 #include "collectives/algorithms/builders.h"
-#include "collectives/host/reduce.h"
 #include "comm/call_failure.h"
 #include "comm/comm.h"
 #include "comm/core_spreading.h"
 #include "comm/poll_until_done.h"
 #include "core/config.h"
+#include "core/kernels/reduce.h"
 #include "core/log.h"
 #include "core/types.h"
 

@@ -65,9 +65,10 @@ class TinyAllReduce {
  public:
   /// Ranks beyond this pay (n-1) messages per rank where a tree pays log2(n).
   static constexpr int kMaxTinyRanks = 8;
-  /// At most this much arrives at one rank per call, (n-1) x the message: paired runs
-  /// on 4 ranks (2 cores) gained 23% at 2 KiB messages (6 KiB in) and lost 16% at 4 KiB
-  /// (12 KiB in) against the schedules; 3 ranks still gained 24% at 4 KiB (8 KiB in).
+  /// At most this much arrives at one rank per call, (n-1) x the message: one round saves
+  /// the schedules' dependent steps, but every rank receives and reduces every other
+  /// rank's whole message, so past a few KiB in the schedules' fewer bytes win
+  /// (perf/RESULTS.md, "Algorithm choices").
   static constexpr size_t kMaxInboundBytes = 8 << 10;
 
   /// The path for `comm`, or null when the communicator cannot use it (a

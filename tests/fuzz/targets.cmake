@@ -3,7 +3,7 @@
 # sources listed by several targets are compiled once) and registers the ctest fuzz_<name>,
 # which runs it from the seed corpus tests/fuzz/corpus/<name>/ (if any) for
 # BRAID_FUZZ_SECONDS. Targets must reach only pure code: no sockets, threads or files.
-braid_fuzz_target(bootstrap_frames src/bootstrap/wire.cc src/bootstrap/handshake.cc
-                  src/bootstrap/sha256.cc src/bootstrap/unique_id.cc src/core/status.cc)
-braid_fuzz_target(unique_id src/bootstrap/unique_id.cc src/core/status.cc)
-braid_fuzz_target(topology_file topology/topo_file.cc topology/graph.cc src/core/status.cc)
+braid_fuzz_target(bootstrap_frames bootstrap/wire.cc bootstrap/handshake.cc
+                  bootstrap/sha256.cc bootstrap/unique_id.cc core/status.cc)
+braid_fuzz_target(unique_id bootstrap/unique_id.cc core/status.cc)
+braid_fuzz_target(topology_file topology/topo_file.cc topology/graph.cc core/status.cc)

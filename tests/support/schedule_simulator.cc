@@ -8,7 +8,7 @@
 
 #include "collectives/algorithm.h"
 #include "collectives/algorithms/patterns.h"
-#include "collectives/host/reduce.h"
+#include "core/kernels/reduce.h"
 #include "core/types.h"
 
 namespace braid::testing {

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "collectives/host/reduce.h"
+#include "core/kernels/reduce.h"
 #include "support/sweep_runner.h"
 
 namespace braid::testing {

@@ -1,9 +1,9 @@
-// Streaming copies (collectives/host/copy.h) against std::memcpy: every variant
+// Streaming copies (core/kernels/copy.h) against std::memcpy: every variant
 // the CPU runs, over sizes that hit each split (below the streaming minimum,
 // head only, whole 128-byte blocks, blocks plus a tail, large), with source
 // and destination at every offset within a cache line; the bytes either side
 // of the destination must stay untouched.
-#include "collectives/host/copy.h"
+#include "core/kernels/copy.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The device executor's element arithmetic (collectives/device/element_ops.h), compiled here
 // as host code, must give the host executor's results bit for bit: every type and op over
 // random bit patterns (NaNs, infinities and subnormals included for the floats), and avg's
-// division. The host kernels (collectives/host/reduce.h) are the reference. One exception:
+// division. The host kernels (core/kernels/reduce.h) are the reference. One exception:
 // when sum or prod combines two NaNs, which payload survives is the hardware's choice (x86
 // keeps the first operand's, GPUs return a canonical NaN), so there any NaN is accepted.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 
 #include "collectives/device/element_ops.h"
 #include "collectives/device/pack.h"
-#include "collectives/host/reduce.h"
+#include "core/kernels/reduce.h"
 #include "support/element_bits.h"
 
 namespace braid::device {

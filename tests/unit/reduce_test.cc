@@ -5,7 +5,7 @@
 // hit each tail shape, with dst separate, dst == a and dst == b; results must match exactly
 // (any NaN matches any NaN, whose payload the library leaves unspecified, but fp16/bf16 NaNs
 // must come out quiet).
-#include "collectives/host/reduce.h"
+#include "core/kernels/reduce.h"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@
 #include <tuple>
 #include <vector>
 
-#include "collectives/host/reduce_dispatch.h"
+#include "core/kernels/reduce_dispatch.h"
 
 namespace braid::coll {
 namespace {

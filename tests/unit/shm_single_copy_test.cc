@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/host/reduce.h"
+#include "core/kernels/reduce.h"
 #include "support/local_bootstrap.h"
 #include "support/spawn.h"
 #include "transports/shm/shm_transport.h"

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/host/reduce.h"
+#include "core/kernels/reduce.h"
 #include "support/local_bootstrap.h"
 
 namespace braid::transport {

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "core/config.h"
+#include "core/net/socket_util.h"
 #include "support/spawn.h"
-#include "transports/socket/socket_util.h"
 
 namespace braid::transport {
 namespace {

@@ -20,13 +20,13 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/host/reduce.h"
 #include "core/config.h"
 #include "core/deadline.h"
+#include "core/kernels/reduce.h"
+#include "core/net/socket_util.h"
 #include "support/spawn.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_transport.h"
-#include "transports/socket/socket_util.h"
 #include "transports/socket/socket_wire.h"
 
 namespace braid::transport {

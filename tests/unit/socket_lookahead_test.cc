@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "core/deadline.h"
+#include "core/net/socket_util.h"
 #include "transports/socket/socket_connector.h"
-#include "transports/socket/socket_util.h"
 #include "transports/socket/socket_wire.h"
 
 namespace braid::transport {

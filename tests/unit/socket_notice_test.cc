@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "core/net/socket_util.h"
 #include "transports/socket/socket_connector.h"
-#include "transports/socket/socket_util.h"
 #include "transports/socket/socket_wire.h"
 
 namespace braid::transport {

@@ -13,12 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/host/reduce.h"
 #include "core/config.h"
+#include "core/kernels/reduce.h"
+#include "core/net/socket_util.h"
 #include "support/local_bootstrap.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_setup.h"
-#include "transports/socket/socket_util.h"
 #include "transports/socket/socket_wire.h"
 
 namespace braid::transport {

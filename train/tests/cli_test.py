@@ -6,7 +6,8 @@
 Cases: each bad argument (exit 2, message names the argument), a missing
 dataset directory and a layout that does not match the job size (exit 1,
 message says why), --help (exit 0), and a tiny run whose --csv and --plot
-outputs exist and are well formed.
+outputs exist and are well formed (their folders made when missing, a clear
+error when they cannot be).
 """
 import argparse
 import csv
@@ -93,7 +94,9 @@ def main():
         check_loss_scaling(train)
     else:
         with tempfile.TemporaryDirectory(prefix="braid_train_cli_") as tmp:
-            table, image = os.path.join(tmp, "loss.csv"), os.path.join(tmp, "loss.png")
+            # Folders that do not exist yet (train/results/ is git-ignored): braid-train makes them.
+            table = os.path.join(tmp, "new", "results", "loss.csv")
+            image = os.path.join(tmp, "other", "loss.png")
             result = run([train, "--hidden", "16", "--batch", "64", "--steps", "5",
                           "--eval-limit", "100", "--csv", table, "--plot", image])
             expect(result, 0, "final test accuracy")
@@ -104,6 +107,12 @@ def main():
             with open(image, "rb") as handle:
                 if handle.read(8) != b"\x89PNG\r\n\x1a\n":
                     sys.exit("FAILED: %s is not a PNG" % image)
+            # A folder that cannot be made (its parent is a file): a clear error naming the flag.
+            for flag in ("--csv", "--plot"):
+                blocked = os.path.join(table, "x.out")
+                expect(run([train, "--hidden", "16", "--batch", "64", "--steps", "1",
+                            "--eval-limit", "100", "--quiet", flag, blocked]), 1,
+                       "cannot create folder %s" % table)
     print("ok:", args.case)
 
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "collectives/host/copy.h"
 #include "core/config.h"
+#include "core/kernels/copy.h"
 #include "transports/failure_report.h"
 
 namespace braid::transport::shm {

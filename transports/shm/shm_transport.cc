@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/host/copy.h"
+#include "core/kernels/copy.h"
 #include "core/log.h"
 #include "transports/failure_report.h"
 #include "transports/shm/control_block.h"

@@ -27,13 +27,11 @@
 namespace braid::transport::shm {
 
 // When single copy pays (BRAID_SHM_SINGLE_COPY_BYTES, Config::shmSingleCopyBytes):
-// process_vm_readv pins the sender's pages one at a time. On the 2-core VM
-// braid is measured on it copies from 4 KiB pages at 0.3-0.6x memcpy's speed,
-// and single copy then loses to the two-copy pipeline (0.78-0.91x all-gather
-// and broadcast, 0.65-0.72x all-reduce at 16-128 MiB, 2 ranks); from huge
-// pages it copies at 0.8-1.1x memcpy and wins (2 ranks: 1.2-1.4x all-gather,
-// broadcast and all-reduce; 4 ranks: 1.5-2.0x all-gather and broadcast, 1.0x
-// all-reduce; 16-128 MiB, paired perf/ab runs). So by default (variable unset)
+// process_vm_readv pins the sender's pages one at a time, so from 4 KiB pages
+// it copies well below memcpy's speed and single copy loses to the two-copy
+// pipeline (whose copy-in and copy-out overlap on two cores), while from huge
+// pages it copies near memcpy's speed and wins (perf/RESULTS.md, "Single copy
+// on shm"). So by default (variable unset)
 // a message of at least kAutoSingleCopyBytes goes single-copy only when
 // HugePageScanner::mostlyHuge() says so for the sender's buffer; a number N forces single
 // copy for every message of at least N bytes (hosts with fast CMA); 0 turns it off.
@@ -44,13 +42,10 @@ constexpr size_t kAutoSingleCopyBytes = 256 << 10;
 // its CPUs: then every hand-over of a FIFO slot needs both ranks on a CPU at once, so a rank
 // waits for a descheduled peer at nearly every slot, while a single-copy block costs the peer
 // one read whenever it runs. With a CPU per rank the FIFO pipeline does not wait, and its two
-// memcpy beat one CMA read from 4 KiB pages (3-4x a memcpy when in cache). Only from buffers
+// memcpy beat one CMA read from 4 KiB pages (which pins each page in turn). Only from buffers
 // below the rank's share of the last-level cache (the streaming-store threshold): beyond it the
-// two-copy path writes with streaming stores and CMA does not. Paired runs on the 2-core VM,
-// single copy against two copies, median of per-pair speed ratios: 4 ranks 1.49x / 1.16x at
-// 1 / 4 MiB (quiet) and 1.92x / 1.04x / 1.15x at 1 / 2 / 4 MiB (loaded, 40 pairs), but 0.63x
-// at 16 MiB (quiet: past the cache share); 2 ranks 0.67-0.99x at 1-8 MiB, hence the CPU
-// condition.
+// two-copy path writes with streaming stores and CMA does not. Figures: perf/RESULTS.md,
+// "Single copy on shm".
 constexpr size_t kBlockSingleCopyBytes = 64 << 10;
 
 /// Below which buffer size blocks go single-copy on a link where CMA works (0: never):
@@ -66,7 +61,7 @@ int hostCpuCount(int hostCpus);
 
 /// Asks the kernel which pages of this process are huge (transparent or
 /// hugetlbfs) with the PAGEMAP_SCAN ioctl on /proc/self/pagemap (Linux 6.7+;
-/// one call, ~1-4 us for 128 MiB here). Keeps that file open until destroyed
+/// one call, microseconds for 128 MiB). Keeps that file open until destroyed
 /// (one per connector), reopening it in a forked child. Where the kernel lacks
 /// the ioctl every answer is 0 / false: such hosts get two copies.
 class HugePageScanner {

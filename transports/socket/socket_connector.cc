@@ -235,7 +235,7 @@ Status SocketConnector::pumpRecv(int index, bool* progressed) {
     if (in.payloadGot == in.header.length) {
       finishFragment(s);
       // Every posted receive is complete: reading on would cost a system call
-      // (~1 us on the VM) that finds nothing or a header that stalls. What
+      // that finds nothing or a header that stalls. What
       // follows is read by the next progress, or when epoll reports it.
       if (!awaitsData()) return Status::ok();
     }

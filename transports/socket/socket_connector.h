@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/net/socket_util.h"
 #include "transports/connector.h"
-#include "transports/socket/socket_util.h"
 #include "transports/socket/socket_wire.h"
 
 namespace braid::transport::socket {

@@ -197,9 +197,8 @@ bool selected(const SetupOptions& options, int peer) {
 // a NIC whose queues hash flows to different cores, per-flow congestion
 // windows on a lossy path. Over loopback every byte is copied once by the
 // sending and once by the receiving core whatever the stream count, so extra
-// streams only add system calls and fragment headers: on the 2-core VM, paired
-// runs (perf/ab, 2 ranks) measured one stream 1.5x two at 2 MiB broadcast and
-// all-to-all, 1.07-1.12x at 16 MiB and on par at 128 MiB. With one stream a
+// streams only add system calls and fragment headers (perf/RESULTS.md,
+// "Socket fragments, streams and buffers"). With one stream a
 // peer's abort notice is read from the stream that failed (socket_notice.cc).
 int streamsFor(int requested, const std::vector<SocketAddress>& addresses) {
   if (requested > 0) return requested;

@@ -7,8 +7,8 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/deadline.h"
+#include "core/net/socket_util.h"
 #include "core/status.h"
-#include "transports/socket/socket_util.h"
 
 namespace braid::transport::socket {
 

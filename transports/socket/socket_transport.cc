@@ -188,12 +188,8 @@ class SocketTransport final : public Transport {
 // system calls (strace -c, 2 ranks, 200 x 2 MiB broadcast: 16.7 sends and
 // 59 receive calls per broadcast with 256 KiB fragments, 4 and 37 with 2 MiB).
 // So one stream takes 1 MiB (the schedules' pipelining chunk, BRAID_CHUNK_BYTES:
-// one fragment per chunk) and several keep 256 KiB. Quiet 2-core VM, 2 ranks
-// over loopback, paired runs (perf/ab, 10 rounds, 1 MiB against 256 KiB):
-// broadcast 1.39x / 1.43x / 0.94x at 1 / 2 / 16 MiB; all-gather, all-reduce,
-// all-to-all and reduce-scatter 0.97-1.12x (medians; 13 of 15 cells >= 1.05x).
-// Under load (parallel builds running) 2 MiB all-to-all had lost 0.6-0.9x,
-// and single rounds still swing 0.55-2x either way. 4 MiB measured as 1 MiB.
+// one fragment per chunk) and several keep 256 KiB; larger fragments gained
+// nothing more (perf/RESULTS.md, "Socket fragments, streams and buffers").
 size_t socketFragmentBytes(size_t configured, int streams) {
   constexpr size_t kSingleStreamFragmentBytes = 1 << 20;
   if (configured != 0) return configured;
@@ -212,11 +208,9 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   options.streams = config.socketStreams;
   // By default (0) the kernel sizes both buffers as the connection runs, as
   // OpenMPI's TCP BTL leaves it (btl_tcp_sndbuf/rcvbuf = 0). A fixed size
-  // turns receive autotuning off and is capped by net.core.[rw]mem_max; on
-  // the 2-core VM, 2 ranks over loopback, paired runs (perf/ab, autotuned
-  // against the former fixed 4 MiB) had broadcast 1.34x at 128 MiB and
-  // 1.22x at 16 MiB, all-to-all 1.4x at 2 MiB, all-reduce 1.1x at 128 MiB,
-  // the rest within noise (0.91-1.10).
+  // turns receive autotuning off and is capped by net.core.[rw]mem_max, so
+  // large transfers stall on a full window (perf/RESULTS.md, "Socket
+  // fragments, streams and buffers").
   BRAID_RETURN_IF_ERROR(checkSocketFragmentBytes(config.socketFragmentBytes));
   options.socketOptions.sendBufferBytes = config.socketBufferBytes;
   options.socketOptions.recvBufferBytes = config.socketBufferBytes;

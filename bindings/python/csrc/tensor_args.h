@@ -73,7 +73,7 @@ inline braidRedOp_t reductionOp(const c10d::ReduceOp& op, const char* api) {
 inline void checkHostTensor(const at::Tensor& t, const char* api) {
   TORCH_CHECK(t.defined(), "braid: ", api, " got an undefined tensor");
   TORCH_CHECK(!t.is_cuda(), "braid: ", api,
-              " got a CUDA tensor, but braid's device path is not built yet (issue 5); use "
+              " got a CUDA tensor, but braid's device path is not built yet; use "
               "CPU tensors, or backend=\"cpu:braid,cuda:nccl\"");
   TORCH_CHECK(t.device().is_cpu(), "braid: ", api, " got a tensor on ", t.device(),
               "; braid runs on CPU tensors");

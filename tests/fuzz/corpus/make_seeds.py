@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the bootstrap fuzz targets (tests/fuzz/corpus/<target>/).
 
-The frames are built here from the wire format's description (src/bootstrap/wire.h), not
+The frames are built here from the wire format's description (bootstrap/wire.h), not
 by the C++ encoders, so the seeds are an independent rendering of the protocol: valid
 frames of every kind plus a few near misses. Rerun after changing the wire format:
     python3 tests/fuzz/corpus/make_seeds.py

@@ -1,0 +1,69 @@
+// Configuration: defaults, overridden by BRAID_* environment variables.
+//
+// Read once per communicator at init, so a test can change the environment
+// between communicators. Every variable is documented in the README.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace braid {
+
+struct Config {
+  double timeoutSeconds = 300;  // BRAID_TIMEOUT: every wait's deadline
+  std::string transport;        // BRAID_TRANSPORT: "" (auto) | shm | socket | mixed
+  std::string algorithm;        // BRAID_ALGO: "" (auto) or a spec (core/selection_spec.h)
+  std::string protocol;         // BRAID_PROTO: "" (auto) or a spec of simple | ll | ll128
+  size_t chunkBytes = 1 << 20;  // BRAID_CHUNK_BYTES: pipelining granularity
+  bool chunkBytesSet = false;   // BRAID_CHUNK_BYTES was given; else defaultChunkBytes() rules
+  // Shared-memory transport.
+  size_t shmSlotBytes = 128 << 10;  // BRAID_SHM_SLOT_BYTES: one FIFO slot
+  int shmSlots = 8;                 // BRAID_SHM_SLOTS: FIFO depth per peer and direction
+  // BRAID_SHM_SINGLE_COPY_BYTES: CMA single copy for messages of at least this many bytes; 0 off;
+  // unset (kAutoBytes): from 256 KiB, for send buffers in huge pages
+  // (transports/shm/single_copy.h).
+  size_t shmSingleCopyBytes = kAutoBytes;
+  // BRAID_STREAM_STORE_BYTES: a receive (plain or reducing) into a buffer of at least this many
+  // bytes writes it with non-temporal stores (core/kernels/copy.h, reduce.h); 0 off; unset
+  // (kAutoBytes): each local rank's share of the last-level cache.
+  static constexpr size_t kAutoBytes = ~size_t{0};
+  size_t streamStoreBytes = kAutoBytes;
+  // Socket transport.
+  std::string socketIfname;        // BRAID_SOCKET_IFNAME: interface (prefix) to use
+  int socketStreams = 0;           // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
+  size_t socketBufferBytes = 0;    // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
+  size_t socketFragmentBytes = 0;  // BRAID_SOCKET_FRAGMENT_BYTES; 0: auto (socket_transport.h)
+  // The largest socket fragment (the wire's frame length field is 32 bits).
+  static constexpr size_t kMaxSocketFragmentBytes = size_t{1} << 30;
+  int spinIterations = -1;  // BRAID_SPIN: polls before a waiter yields; -1: auto
+  // Not a variable: the CPUs this host's ranks may use together (comm/cpu_share.h), found
+  // when a communicator is created, for the transports; 0 before then.
+  int hostCpus = 0;
+  // BRAID_TINY_BYTES: all-reduces of at most this many bytes per rank, and barriers, on shm
+  // take the tiny path (comm/tiny_allreduce.h); 0 off; at most kMaxTinyBytes.
+  size_t tinyBytes = 4096;
+  static constexpr size_t kMaxTinyBytes = 64 << 10;
+  bool checkArguments = false;  // BRAID_CHECK=1: compare arguments across ranks
+  bool p2pDisable = false;  // BRAID_P2P_DISABLE=1: device buffers via the host proxy, not cuda_p2p
+
+  /// Longest BRAID_ALGO / BRAID_PROTO value (ranks exchange them in fixed-size fields).
+  static constexpr size_t kMaxSpecLength = 255;
+  /// The collectives BRAID_ALGO / BRAID_PROTO rules may name.
+  static const std::vector<std::string>& collectiveNames();
+
+  /// Defaults overridden by the environment; a malformed value is an error naming the variable.
+  static Result<Config> fromEnv();
+
+  /// The pipelining chunk when BRAID_CHUNK_BYTES is unset, for the agreed
+  /// BRAID_TRANSPORT: 512 KiB over sockets, 1 MiB otherwise (config.cc says why).
+  static size_t defaultChunkBytes(const std::string& transport);
+};
+
+/// OK for 0 (automatic) and powers of two from 4096 to kMaxSocketFragmentBytes
+/// (fragment offsets then split no element); else an error naming the variable.
+Status checkSocketFragmentBytes(size_t bytes);
+
+}  // namespace braid

@@ -1,0 +1,2 @@
+// The higher-layer header the fixture's core/ file includes.
+#pragma once
