@@ -5,8 +5,11 @@
 // slow and simple by design; collectives never use it.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/deadline.h"
 #include "core/status.h"
@@ -28,6 +31,11 @@ class Bootstrap {
   /// derived from the unique id's secret, never equal to it, so a transport that sends
   /// it in clear does not give away the right to join the bootstrap.
   virtual const uint8_t* secret() const = 0;
+
+  /// A 32-byte key for `purpose` that only holders of the unique id's secret can compute
+  /// (HKDF-SHA256 of that secret). Unlike secret(), nothing braid sends reveals it or
+  /// anything it is computed from, so it can key encryption (the socket transport's TLS).
+  virtual std::array<uint8_t, 32> deriveKey(std::string_view purpose) const = 0;
 
   /// In: this rank's `bytes` at data + rank * bytes. Out: every rank's.
   virtual Status allGather(void* data, size_t bytes) = 0;

@@ -2,8 +2,9 @@
 #include "bootstrap/handshake.h"
 
 #include <string_view>
+#include <vector>
 
-#include "bootstrap/sha256.h"
+#include "bootstrap/crypto.h"
 
 namespace braid::bootstrap {
 namespace {
@@ -14,10 +15,9 @@ constexpr std::string_view kAnswerLabel = "braid bootstrap answer";
 // HMAC over the label and the frames; the last frame without its trailing MAC.
 Digest transcriptMac(const uint8_t* secret, std::string_view label,
                      std::initializer_list<wire::ByteSpan> frames) {
-  HmacSha256 mac(secret, kSecretBytes);
-  mac.update(label);
-  for (wire::ByteSpan f : frames) mac.update(f.data(), f.size());
-  return mac.finish();
+  std::vector<ConstBytes> parts{bytesOf(label)};
+  parts.insert(parts.end(), frames.begin(), frames.end());
+  return hmacSha256(secret, kSecretBytes, parts);
 }
 
 wire::ByteSpan withoutMac(const wire::Bytes& frame) {
@@ -45,9 +45,7 @@ Status checkFrame(const wire::Bytes& frame, wire::Kind kind, size_t minBody) {
 }  // namespace
 
 Digest deriveFromSecret(const uint8_t* secret, std::string_view purpose) {
-  HmacSha256 mac(secret, kSecretBytes);
-  mac.update(purpose);
-  return mac.finish();
+  return hmacSha256(secret, kSecretBytes, {bytesOf(purpose)});
 }
 
 wire::Bytes makeChallenge(const Protocol& protocol, const uint8_t* nonce) {

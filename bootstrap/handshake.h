@@ -24,7 +24,7 @@
 #include <string>
 #include <string_view>
 
-#include "bootstrap/sha256.h"
+#include "bootstrap/crypto.h"
 #include "bootstrap/unique_id.h"
 #include "bootstrap/wire.h"
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "bootstrap/sha256.h"
+#include "bootstrap/crypto.h"
 
 namespace braid::bootstrap {
 namespace {
@@ -80,9 +80,13 @@ Status chooseRoot(bool singleNode, const std::string& jobId, LaunchInfo* info) {
   } else if (singleNode) {
     info->rootHost = "127.0.0.1";
   } else {
-    return invalidArgument(info->launcher +
-                           " ranks span several nodes: set BRAID_ROOT=host:port "
-                           "(or MASTER_ADDR) to a host of rank 0");
+    return invalidArgument(
+        info->launcher +
+        " ranks span several nodes and no MPI is initialised in this process: call MPI_Init "
+        "before braidCommInitFromEnv (braid then sends its unique id with MPI_Bcast), or "
+        "create the communicator with braidCommInitMPI (braid_mpi.h), or set "
+        "BRAID_ROOT=host:port to an address of rank 0's host and a free port on every rank "
+        "(mpirun -x BRAID_ROOT=hostA:29500, srun --export=ALL,BRAID_ROOT=hostA:29500)");
   }
   if (info->rootPort == 0) {
     uint8_t h[kSecretBytes];
@@ -93,6 +97,11 @@ Status chooseRoot(bool singleNode, const std::string& jobId, LaunchInfo* info) {
 }
 
 }  // namespace
+
+bool launchEnvNamesRoot() {
+  return env("BRAID_RANK") != nullptr || (env("RANK") != nullptr && env("WORLD_SIZE") != nullptr) ||
+         env("BRAID_ROOT") != nullptr || env("MASTER_ADDR") != nullptr;
+}
 
 Result<LaunchInfo> launchInfoFromEnv() {
   LaunchInfo info;
@@ -145,8 +154,9 @@ Result<LaunchInfo> launchInfoFromEnv() {
         chooseRoot(nodes != nullptr && std::strcmp(nodes, "1") == 0, jobId, &info));
   } else {
     return invalidUsage(
-        "no launcher environment found: run under braidrun, torchrun, mpirun or "
-        "srun, or set BRAID_RANK, BRAID_NRANKS and BRAID_ROOT");
+        "no launcher environment found: run under braidrun, torchrun, mpirun or srun, or "
+        "set BRAID_RANK, BRAID_NRANKS and BRAID_ROOT (an MPI program started by any MPI "
+        "launcher: call MPI_Init first, or use braidCommInitMPI from braid_mpi.h)");
   }
   if (const char* port = env("BRAID_ROOT_PORT")) {
     BRAID_RETURN_IF_ERROR(readInt("BRAID_ROOT_PORT", &info.rootPort));

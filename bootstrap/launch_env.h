@@ -7,6 +7,8 @@
 // Slurm:     SLURM_PROCID, SLURM_NTASKS
 // For OpenMPI and Slurm the root is BRAID_ROOT, else MASTER_ADDR, else — when
 // every rank is on one node — 127.0.0.1 on a port derived from the job id.
+// When none of these name a root and MPI is initialised in the process, braidCommInitFromEnv
+// broadcasts the unique id over MPI_COMM_WORLD instead (bootstrap/mpi_world.h).
 // BRAID_ROOT_PORT overrides the port in every case. Without BRAID_SECRET the
 // secret is derived from the job's identity, which keeps out strays but not a
 // determined local user; braidrun always passes a random one.
@@ -35,5 +37,10 @@ struct LaunchInfo {
 
 /// The launch description of this process, or an error naming what is missing.
 Result<LaunchInfo> launchInfoFromEnv();
+
+/// True when the environment itself says where the bootstrap root is (braidrun's or
+/// torchrun's variables, BRAID_ROOT or MASTER_ADDR). Otherwise an initialised MPI in the
+/// process, when there is one, carries the unique id instead (bootstrap/mpi_world.h).
+bool launchEnvNamesRoot();
 
 }  // namespace braid::bootstrap

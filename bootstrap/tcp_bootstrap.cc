@@ -6,11 +6,18 @@
 #include <vector>
 
 #include "bootstrap/accept_loop.h"
+#include "bootstrap/crypto.h"
 #include "bootstrap/initiator.h"
 #include "bootstrap/wire.h"
 #include "core/log.h"
 
 namespace braid::bootstrap {
+
+std::array<uint8_t, 32> TcpBootstrap::deriveKey(std::string_view purpose) const {
+  std::array<uint8_t, 32> key;
+  hkdfSha256(secret_, {}, std::string("braid key: ") + std::string(purpose), key);
+  return key;
+}
 
 Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::join(const UniqueId& id, int rank, int nranks,
                                                          double timeoutSeconds,

@@ -31,6 +31,7 @@ class TcpBootstrap final : public transport::Bootstrap {
   int nranks() const override { return nranks_; }
   const std::string& commTag() const override { return tag_; }
   const uint8_t* secret() const override { return transportKey_; }
+  std::array<uint8_t, 32> deriveKey(std::string_view purpose) const override;
   Status allGather(void* data, size_t bytes) override;
   Status barrier() override;
   double timeoutSeconds() const override { return timeoutSeconds_; }

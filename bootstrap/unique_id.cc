@@ -1,7 +1,5 @@
 #include "bootstrap/unique_id.h"
 
-#include <sys/random.h>
-
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -52,16 +50,6 @@ Result<UniqueId> UniqueId::readFrom(const braidUniqueId& id) {
   }
   if (!u.root.validate().isOk()) return invalidArgument("commId holds no valid root address");
   return u;
-}
-
-Status randomBytes(uint8_t* out, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t k = ::getrandom(out + got, n - got, 0);
-    if (k < 0 && errno != EINTR) return systemError("getrandom", errno);
-    if (k > 0) got += k;
-  }
-  return Status::ok();
 }
 
 std::string toHex(const uint8_t* bytes, size_t n) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "bootstrap/crypto.h"
 #include "bootstrap/tcp.h"
 #include "braid.h"
 #include "core/status.h"
@@ -40,9 +41,7 @@ struct UniqueId {
 };
 static_assert(sizeof(UniqueId) <= sizeof(braidUniqueId));
 
-/// n random bytes from the kernel (getrandom): secrets and handshake nonces.
-Status randomBytes(uint8_t* out, size_t n);
-/// 16 random bytes from the kernel.
+/// 16 random bytes from OpenSSL's CSPRNG.
 inline Status randomSecret(uint8_t (&secret)[kSecretBytes]) {
   return randomBytes(secret, kSecretBytes);
 }

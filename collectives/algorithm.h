@@ -1,10 +1,7 @@
-// The algorithm registry and the selector that picks one per collective call.
-//
-// Every (algorithm, collective) pair is one registry entry: a name, the
-// collective it implements, an optional constraint check and the builder
-// that turns CollArgs into one rank's Schedule. Selection must give the same
-// answer on every rank, so it looks only at arguments all ranks share (kind,
-// count, type, nranks), never at rank-local ones.
+// The algorithm registry: every (algorithm, collective) pair is one entry, with a name, the
+// collective it implements, an optional constraint check and the builder that turns CollArgs
+// into one rank's Schedule. Which entry runs a call is decided in one place,
+// collectives/select.h.
 #pragma once
 
 #include <string>
@@ -34,16 +31,15 @@ std::vector<std::string> algorithmNames(CollKind kind);
 /// Whether any collective has an algorithm called `name`.
 bool isAlgorithmName(const std::string& name);
 
-/// The algorithm automatic selection picks for `args`: a built-in rule by size and ranks,
-/// which the tuner (topology/tuner.h, calibrated cost model) overrules where it predicts a
-/// clear gain. Depends only on arguments every rank shares.
-const Algorithm& defaultAlgorithm(const CollArgs& args);
+/// The entry called `name` for args.kind that supports `args`, or null.
+const Algorithm* findAlgorithm(const std::string& name, const CollArgs& args);
 
-/// args.rank's schedule. `forcedAlgorithm` is the BRAID_ALGO spec (core/selection_spec.h):
-/// "" selects automatically, as does a size or collective no rule covers; a known name that
-/// does not implement this collective (or these arguments) falls back to the default; a
-/// name no algorithm has, or a malformed spec, is an invalid-argument error.
-Result<Schedule> buildSchedule(const CollArgs& args, const std::string& forcedAlgorithm);
+/// Every algorithm name, comma-separated (for error messages).
+std::string knownAlgorithmNames();
+
+/// args.rank's schedule under `algorithm` (an entry for args.kind that supports `args`);
+/// an internal error for arguments no schedule can have.
+Result<Schedule> buildSchedule(const CollArgs& args, const Algorithm& algorithm);
 
 /// Bytes of the send buffer a schedule for `args` may touch on args.rank (0 where
 /// the rank has no send buffer, e.g. a broadcast non-root).

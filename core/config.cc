@@ -113,6 +113,39 @@ Status readSpec(const char* var, std::initializer_list<const char*> names, std::
   return Status::ok();
 }
 
+// BRAID_SOCKET_TLS and the certificate files: all three files or none (then a key derived
+// from the communicator's secret), and files only with TLS on, so a typo is not silently
+// a plain-text job.
+Status readTls(Config* c) {
+  int tls = 0;
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_TLS", 0, 1, &tls));
+  c->socketTls = tls != 0;
+  struct File {
+    const char* var;
+    std::string* into;
+  };
+  const File files[] = {{"BRAID_TLS_CERT", &c->tlsCertFile},
+                        {"BRAID_TLS_KEY", &c->tlsKeyFile},
+                        {"BRAID_TLS_CA", &c->tlsCaFile}};
+  std::string set, unset;
+  for (const File& f : files) {
+    const char* v = std::getenv(f.var);
+    *f.into = v != nullptr ? v : "";
+    (f.into->empty() ? unset : set) += std::string(" ") + f.var;
+  }
+  if (!set.empty() && !c->socketTls) {
+    return invalidArgument("BRAID_TLS_CERT/KEY/CA are set (" + set.substr(1) +
+                           ") but BRAID_SOCKET_TLS is not 1: set BRAID_SOCKET_TLS=1 to use them");
+  }
+  if (!set.empty() && !unset.empty()) {
+    return invalidArgument(
+        "TLS certificates need BRAID_TLS_CERT, BRAID_TLS_KEY and BRAID_TLS_CA "
+        "together; missing:" +
+        unset);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 const std::vector<std::string>& Config::collectiveNames() {
@@ -177,6 +210,7 @@ Result<Config> Config::fromEnv() {
         "or at least 4096 bytes, got " +
         std::to_string(c.socketBufferBytes));
   }
+  BRAID_RETURN_IF_ERROR(readTls(&c));
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SPIN", -1, 100000000, &c.spinIterations));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_TINY_BYTES", 0, &c.tinyBytes));
   if (c.tinyBytes > Config::kMaxTinyBytes) {

@@ -36,6 +36,12 @@ struct Config {
   int socketStreams = 0;           // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
   size_t socketBufferBytes = 0;    // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
   size_t socketFragmentBytes = 0;  // BRAID_SOCKET_FRAGMENT_BYTES; 0: auto (socket_transport.h)
+  // BRAID_SOCKET_TLS=1: TLS 1.3 on every socket stream (transports/socket/tls.h), keyed by the
+  // communicator's secret, or by certificates when BRAID_TLS_CERT/KEY/CA name all three files.
+  bool socketTls = false;
+  std::string tlsCertFile;  // BRAID_TLS_CERT
+  std::string tlsKeyFile;   // BRAID_TLS_KEY
+  std::string tlsCaFile;    // BRAID_TLS_CA
   // The largest socket fragment (the wire's frame length field is 32 bits).
   static constexpr size_t kMaxSocketFragmentBytes = size_t{1} << 30;
   int spinIterations = -1;  // BRAID_SPIN: polls before a waiter yields; -1: auto

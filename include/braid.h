@@ -182,8 +182,38 @@ braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist)
  * Joins the communicator described by the launcher's environment: braidrun
  * (BRAID_RANK, BRAID_NRANKS, BRAID_ROOT), torchrun (RANK, WORLD_SIZE,
  * MASTER_ADDR, MASTER_PORT), OpenMPI (OMPI_COMM_WORLD_*) or Slurm (SLURM_*).
+ * When no root address is given (BRAID_ROOT, MASTER_ADDR) and MPI is initialised
+ * in this process (MPI_Init before this call; braid finds it at run time and
+ * never links it), the unique id travels by MPI_Bcast over MPI_COMM_WORLD, ranks
+ * in MPI order: works with any launcher of that MPI, across hosts too (call it
+ * then from a thread that may call MPI). docs/MPI.md has the details.
  */
 braidResult_t braidCommInitFromEnv(braidComm_t* comm);
+
+/**
+ * A broadcast over the caller's own group of processes (MPI_Bcast, a framework's
+ * store): copies `bytes` bytes at `buffer` on the group's rank 0 into `buffer` on
+ * every other rank. Returns 0 on success, anything else on failure.
+ */
+typedef int (*braidBroadcastFn_t)(void* buffer, size_t bytes, void* context);
+
+/**
+ * Joins a communicator as `rank` of `nranks`, the unique id carried by the caller's
+ * broadcast: rank 0 creates it (as braidGetUniqueId) and `broadcast(..., context)`
+ * hands it, with whether creating it worked, to every rank, so no rank waits for an
+ * id that never comes. Collective: every rank of the group calls it with the same
+ * `nranks`, in the same order as its other collective calls on that group.
+ * braid_mpi.h's braidCommInitMPI is this call with MPI_Bcast.
+ */
+braidResult_t braidCommInitRankBroadcast(braidComm_t* comm, int nranks, int rank,
+                                         braidBroadcastFn_t broadcast, void* context);
+
+/**
+ * Records `message` as this thread's last error (what braidGetLastError(NULL)
+ * returns) and returns `result`: for companions such as braid_mpi.h that check
+ * their own arguments before they call braid. NULL records an empty message.
+ */
+braidResult_t braidSetLastError(braidResult_t result, const char* message);
 
 /**
  * Splits `comm` into disjoint communicators, one per `color`, ranked by `key`

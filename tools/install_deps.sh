@@ -8,9 +8,12 @@ cd "$(dirname "$0")/.."
 required=(
   g++ cmake ninja-build pkg-config libgtest-dev python3  # build and unit tests
   libhwloc-dev                                             # topology detection
+  libssl-dev openssl                                       # crypto and TLS (OpenSSL 3); certificates for the TLS tests
   iproute2                                                 # multi-host test bed (netns, veth, tc)
   clang libclang-rt-14-dev                                 # fuzz targets and sanitizers
   dataset-fashion-mnist zlib1g-dev                         # the training harness: data, gzip
+  libopenmpi-dev openmpi-bin libmpich-dev mpich            # MPI bootstrap tests, MPI baselines
+  patchelf                                                 # the GPU kit: $ORIGIN RUNPATHs
 )
 missing=()
 for pkg in "${required[@]}"; do

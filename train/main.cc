@@ -2,9 +2,10 @@
  * braid-train: trains the Fashion-MNIST MLP with any dp × pp × tp layout.
  *
  * Run under a launcher (braidrun -n N, mpirun -np N, torchrun, srun): the ranks
- * join through braidCommInitFromEnv. Started alone, it trains in one process.
- * Exit status: 0 on success, 2 for a bad command line, 1 for any other error
- * (a missing dataset, a failed collective), always with a sentence on stderr.
+ * join through braidCommInitFromEnv, or through MPI when built with it and started
+ * by mpirun (tools/mpi_launch/mpi_launch.h: no BRAID_* variable, any number of hosts). Started
+ * alone, it trains in one process. Exit status: 0 on success, 2 for a bad command line, 1 for any
+ * other error (a missing dataset, a failed collective), always with a sentence on stderr.
  */
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "braid.h"
+#include "mpi_launch.h"
 #include "train/dataset.h"
 #include "train/grid.h"
 #include "train/options.h"
@@ -22,15 +24,20 @@ namespace {
 using braid::train::Status;
 
 bool launchedByLauncher() {
+  if (braid::launch::startedByMpi()) return true;
   for (const char* name : {"BRAID_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
     if (std::getenv(name) != nullptr) return true;
   }
   return false;
 }
 
-Status joinWorld(braidComm_t* world) {
+// Under a launcher: through MPI when built with it and started by mpirun, else the
+// launcher's variables (tools/mpi_launch/mpi_launch.h).
+Status joinWorld(int* argc, char*** argv, braidComm_t* world) {
   if (launchedByLauncher()) {
-    return braid::train::checkBraid(braidCommInitFromEnv(world), nullptr, "braidCommInitFromEnv");
+    std::string error;
+    if (braid::launch::joinWorld(argc, argv, world, &error) == braidSuccess) return Status();
+    return Status::error(error);
   }
   return braid::train::checkBraid(braidCommInitAll(world, 1, nullptr), nullptr,
                                   "braidCommInitAll (one rank, no launcher found)");
@@ -61,7 +68,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   braidComm_t world = nullptr;
-  if (Status joined = joinWorld(&world); !joined.ok()) return fail(joined, -1);
+  if (Status joined = joinWorld(&argc, &argv, &world); !joined.ok()) return fail(joined, -1);
   int rank = 0;
   braidCommUserRank(world, &rank);
   Status status;
@@ -76,9 +83,11 @@ int main(int argc, char** argv) {
   if (!status.ok()) {
     fail(status, rank);
     braidCommAbort(world);
+    braid::launch::leaveWorld();
     return 1;
   }
   braidCommFinalize(world);
   braidCommDestroy(world);
+  braid::launch::leaveWorld();  // MPI_Finalize, when the ranks joined through MPI
   return 0;
 }

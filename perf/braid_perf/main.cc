@@ -3,7 +3,8 @@
 //   braidrun -n 4 -- braid-perf allreduce -b 8 -e 128M -f 2
 //   braid-perf allreduce --memory device -t 4 -b 8 -e 128M -f 2
 //
-// Host memory: each process is one rank and joins through braidCommInitFromEnv.
+// Host memory: each process is one rank and joins through braidCommInitFromEnv, or, built
+// with MPI and started by mpirun/mpiexec, through MPI (tools/mpi_launch: no BRAID_* needed).
 // Device memory: one process holds -t ranks on one GPU (device_ranks.h). Exit
 // status: 0 when every check passed, 1 when a result was wrong or a call
 // failed (or no GPU), 2 for a bad command line.
@@ -15,6 +16,7 @@
 #include "bench.h"
 #include "braid.h"
 #include "device_ranks.h"
+#include "mpi_launch.h"
 #include "options.h"
 #include "progress.h"
 #include "ranks.h"
@@ -161,11 +163,9 @@ int run(int argc, char** argv) {
   }
 
   RankContext context{nullptr, 0, 1};
-  braidResult_t result = braidCommInitFromEnv(&context.comm);
-  if (result != braidSuccess) {
-    const char* detail = braidGetLastError(nullptr);
-    std::fprintf(stderr, "braid-perf: braidCommInitFromEnv failed: %s%s%s\n",
-                 braidGetErrorString(result), detail[0] != '\0' ? ": " : "", detail);
+  std::string joinError;
+  if (launch::joinWorld(&argc, &argv, &context.comm, &joinError) != braidSuccess) {
+    std::fprintf(stderr, "braid-perf: %s\n", joinError.c_str());
     return kExitFailure;
   }
   if (braidCommUserRank(context.comm, &context.rank) != braidSuccess ||
@@ -185,4 +185,8 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace braid::perf
 
-int main(int argc, char** argv) { return braid::perf::run(argc, argv); }
+int main(int argc, char** argv) {
+  int status = braid::perf::run(argc, argv);
+  braid::launch::leaveWorld();  // MPI_Finalize, when the ranks joined through MPI
+  return status;
+}

@@ -7,9 +7,11 @@
 #include <memory>
 #include <vector>
 
+#include "api/broadcast_init.h"
 #include "api/guard.h"
 #include "api/rank_threads.h"
 #include "bootstrap/launch_env.h"
+#include "bootstrap/mpi_world.h"
 #include "bootstrap/root_server.h"
 #include "comm/device_path.h"
 #include "comm/device_proxy/proxy_registry.h"
@@ -212,6 +214,24 @@ braidResult_t braidCommInitFromEnv(braidComm_t* comm) {
   return guard(nullptr, [&]() -> Status {
     BRAID_RETURN_IF_ERROR(checkOut(comm, "braidCommInitFromEnv", "comm"));
     *comm = nullptr;
+    if (!bootstrap::launchEnvNamesRoot()) {
+      // No root address given: an initialised MPI carries the unique id (any MPI launcher,
+      // any number of hosts, ranks in MPI_COMM_WORLD's order).
+      auto mpi = bootstrap::findInitializedMpi();
+      if (!mpi.isOk()) {
+        return mpi.status().withContext(
+            "braidCommInitFromEnv (set BRAID_ROOT=host:port to an address of rank 0's host "
+            "instead, or use braidCommInitMPI from braid_mpi.h)");
+      }
+      if (mpi->initialized) {
+        BRAID_INFO("bootstrap: unique id by MPI_Bcast over %s's MPI_COMM_WORLD (rank %d of %d)",
+                   mpi->library.c_str(), mpi->rank, mpi->size);
+        const char* tag = std::getenv("BRAID_JOB_TAG");
+        return braid::api::initByBroadcast(comm, mpi->size, mpi->rank, mpi->broadcast,
+                                           tag ? tag : "",
+                                           "braidCommInitFromEnv (over " + mpi->library + ")");
+      }
+    }
     auto launch = bootstrap::launchInfoFromEnv();
     if (!launch.isOk()) return launch.status().withContext("braidCommInitFromEnv");
     bootstrap::UniqueId id;
@@ -246,6 +266,22 @@ braidResult_t braidCommInitFromEnv(braidComm_t* comm) {
     braid::allowPeerDevices(
         braid::peekComm(*comm));  // device buffers: cuda_p2p, comm/device_path.h
     return Status::ok();
+  });
+}
+
+braidResult_t braidCommInitRankBroadcast(braidComm_t* comm, int nranks, int rank,
+                                         braidBroadcastFn_t broadcast, void* context) {
+  return guard(nullptr, [&]() -> Status {
+    const char* api = "braidCommInitRankBroadcast";
+    BRAID_RETURN_IF_ERROR(checkOut(comm, api, "comm"));
+    *comm = nullptr;
+    BRAID_RETURN_IF_ERROR(checkOut(reinterpret_cast<const void*>(broadcast), api, "broadcast"));
+    BRAID_RETURN_IF_ERROR(checkRank(nranks, rank, api));
+    const char* tag = std::getenv("BRAID_JOB_TAG");
+    return braid::api::initByBroadcast(
+        comm, nranks, rank,
+        [&](void* buffer, size_t bytes) { return broadcast(buffer, bytes, context) == 0; },
+        tag ? tag : "", api);
   });
 }
 

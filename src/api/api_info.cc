@@ -84,6 +84,11 @@ const char* braidGetErrorString(braidResult_t result) {
   }
 }
 
+braidResult_t braidSetLastError(braidResult_t result, const char* message) {
+  braid::api::threadLastError = message != nullptr ? message : "";
+  return result;
+}
+
 const char* braidGetLastError(braidComm_t comm) {
   using namespace braid::api;
   if (comm == nullptr) {

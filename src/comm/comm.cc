@@ -9,13 +9,12 @@
 
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "comm/core_spreading.h"
 #include "comm/cpu_share.h"
 #include "comm/flight_signal.h"
 #include "comm/host_identity.h"
 #include "core/log.h"
-#include "core/selection_spec.h"
 #include "topology/startup.h"
 #include "transports/mixed/mixed_transport.h"
 #include "transports/shm/shm_transport.h"
@@ -172,16 +171,9 @@ Status Comm::agreeOnConfig() {
                                                     : kSpinIterations;
   }
   BRAID_RETURN_IF_ERROR(spreadLocalRanks(all, rank_, share, &placesRanks_));
-  // Rank 0's BRAID_ALGO now rules; a name no algorithm has fails here, on every rank.
-  Result<SelectionSpec> spec =
-      SelectionSpec::parse(config_.algorithm, "BRAID_ALGO", Config::collectiveNames());
-  if (!spec.isOk()) return spec.status();
-  for (const SelectionChoice& choice : spec->choices()) {
-    if (!coll::isAlgorithmName(choice.name)) {
-      return invalidArgument("BRAID_ALGO='" + config_.algorithm + "': '" + choice.name +
-                             "' names no algorithm");
-    }
-  }
+  // Rank 0's BRAID_ALGO and BRAID_PROTO now rule; a name no algorithm has fails here, on
+  // every rank.
+  BRAID_ASSIGN_OR_RETURN(overrides_, coll::Overrides::parse(config_.algorithm, config_.protocol));
   BRAID_RETURN_IF_ERROR(topo::prepareTopology(rank_).status());
   if (config_.transport.empty()) {
     config_.transport = oneHost ? "shm" : "mixed";  // mixed: shm inside each host

@@ -38,6 +38,8 @@ class Comm {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   const Config& config() const { return config_; }
+  /// BRAID_ALGO and BRAID_PROTO as agreed (rank 0's), parsed once at init.
+  const coll::Overrides& overrides() const { return overrides_; }
   /// Polls a waiting rank spins before it yields, in the calling thread's
   /// placement now: BRAID_SPIN when set, else more while the thread is pinned
   /// to a core no other rank of this host shares (core_spreading.h).
@@ -121,6 +123,7 @@ class Comm {
   const int nranks_;
   Config config_;
   bool placesRanks_ = false;
+  coll::Overrides overrides_;
   bool spinAuto_ = false;  // BRAID_SPIN unset: spinRounds() follows the placement
   std::unique_ptr<transport::Bootstrap> bootstrap_;
   std::unique_ptr<transport::Transport> transport_;

@@ -24,14 +24,11 @@ namespace {
 constexpr size_t kErrorBytes = 512;
 constexpr const char* kDeviceLibraryName = "libbraid_cuda.so";
 
-// V2's extra entries (cuda_p2p), when the loaded libbraid_cuda.so has them.
-const BraidDevicePathV2* apiV2 = nullptr;
-
 // libbraid_cuda.so from the directory this library was loaded from (build tree or install
 // prefix: both put the two side by side), then the loader's search path. Looked up once;
 // null when absent (a CPU-only build) or unloadable (why names the loader's error).
-const BraidDevicePathV1* deviceApi(std::string* why) {
-  static const BraidDevicePathV1* api = nullptr;
+const BraidDevicePath* deviceApi(std::string* why) {
+  static const BraidDevicePath* api = nullptr;
   static std::string failure;
   static std::once_flag once;
   std::call_once(once, [] {
@@ -50,18 +47,15 @@ const BraidDevicePathV1* deviceApi(std::string* why) {
                     : "libbraid_cuda.so was not found (this braid was built without CUDA)";
       return;
     }
-    using Entry = const BraidDevicePathV1* (*)();
-    auto entry = reinterpret_cast<Entry>(dlsym(lib, "braidDevicePathV1"));
-    const BraidDevicePathV1* table = entry ? entry() : nullptr;
-    if (table == nullptr || table->version != 1) {
-      failure = "libbraid_cuda.so does not match this libbraid";
+    using Entry = const BraidDevicePath* (*)();
+    auto entry = reinterpret_cast<Entry>(dlsym(lib, "braidDevicePath"));
+    const BraidDevicePath* table = entry ? entry() : nullptr;
+    if (table == nullptr || table->version != kBraidDevicePathVersion ||
+        table->size < sizeof(BraidDevicePath)) {
+      failure = "libbraid_cuda.so does not match this libbraid (another braid version)";
       return;
     }
     api = table;
-    using EntryV2 = const BraidDevicePathV2* (*)();
-    auto entryV2 = reinterpret_cast<EntryV2>(dlsym(lib, "braidDevicePathV2"));
-    const BraidDevicePathV2* v2 = entryV2 ? entryV2() : nullptr;
-    if (v2 != nullptr && v2->version == 2 && v2->v1 == table) apiV2 = v2;
   });
   if (api == nullptr && why != nullptr) *why = failure;
   return api;
@@ -139,10 +133,12 @@ bool deviceListSupported(const int* devlist, int ndev, std::string* why) {
 
 Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist) {
   std::string why;
-  const BraidDevicePathV1* api = deviceApi(&why);
+  const BraidDevicePath* api = deviceApi(&why);
   if (api == nullptr) return invalidUsage(why);
   char error[kErrorBytes] = "";
-  void* raw = api->createGroup(int(comms.size()), devlist[0], error, sizeof(error));
+  const Config& config = comms.front()->config();  // the ranks' agreed settings
+  void* raw = api->createGroup(int(comms.size()), devlist[0], config.algorithm.c_str(),
+                               config.protocol.c_str(), error, sizeof(error));
   if (raw == nullptr) return internalError(std::string("creating the device group: ") + error);
   std::shared_ptr<void> group(raw, api->releaseGroup);
   std::lock_guard<std::mutex> lock(bindingsMu);
@@ -167,7 +163,7 @@ void allowPeerDevices(Comm* comm) {
 }
 
 void* deviceLibrarySymbol(const char* name, std::string* why) {
-  const BraidDevicePathV1* api = deviceApi(why);
+  const BraidDevicePath* api = deviceApi(why);
   Dl_info info;
   if (api == nullptr || dladdr(api, &info) == 0 || info.dli_fname == nullptr) return nullptr;
   void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);  // loaded: no second copy
@@ -203,12 +199,8 @@ namespace {
 // (the host table is the same everywhere), before any exchange.
 Status attachPeerGroup(Comm* comm, const void* buffer) {
   std::string why;
-  if (deviceApi(&why) == nullptr) return invalidUsage(why);
-  if (apiV2 == nullptr) {
-    return invalidUsage(
-        "the libbraid_cuda.so found is older than this libbraid and cannot "
-        "join ranks of several processes (cuda_p2p)");
-  }
+  const BraidDevicePath* api = deviceApi(&why);
+  if (api == nullptr) return invalidUsage(why);
   const std::vector<int>& hosts = *comm->hosts();
   for (size_t r = 1; r < hosts.size(); ++r) {
     if (hosts[r] != hosts[0]) {
@@ -218,12 +210,13 @@ Status attachPeerGroup(Comm* comm, const void* buffer) {
     }
   }
   char error[kErrorBytes] = "";
-  void* raw = apiV2->createPeerGroup(comm->rank(), comm->nranks(), buffer, &bootstrapAllGather,
-                                     comm, error, sizeof(error));
+  void* raw = api->createPeerGroup(
+      comm->rank(), comm->nranks(), buffer, comm->config().algorithm.c_str(),
+      comm->config().protocol.c_str(), &bootstrapAllGather, comm, error, sizeof(error));
   if (raw == nullptr) {
     return internalError(std::string("creating the cuda_p2p device group: ") + error);
   }
-  std::shared_ptr<void> group(raw, apiV2->v1->releaseGroup);
+  std::shared_ptr<void> group(raw, api->releaseGroup);
   std::lock_guard<std::mutex> lock(bindingsMu);
   bindings()[comm] = Binding{group};
   peerCandidates().erase(comm);
@@ -272,10 +265,17 @@ bool groupKernelsRun(const Op& op) {
 
 // One op on a device group's kernels (groupKernelsRun(op) holds).
 Status enqueueOnGroup(void* group, const Op& op, void* stream) {
-  const BraidDevicePathV1* api = deviceApi(nullptr);
-  const coll::CollArgs args = toCollArgs(op);
+  const BraidDevicePath* api = deviceApi(nullptr);
+  const BraidDeviceCall call{static_cast<int>(op.coll),
+                             op.count,
+                             static_cast<int>(op.type),
+                             static_cast<int>(op.op),
+                             op.root,
+                             op.comm->rank(),
+                             op.comm->nranks(),
+                             isInPlace(op) ? 1 : 0};
   char error[kErrorBytes] = "";
-  return fromCode(api->enqueue(group, &args, op.send, op.recv, stream, error, sizeof(error)),
+  return fromCode(api->enqueue(group, &call, op.send, op.recv, stream, error, sizeof(error)),
                   error);
 }
 

@@ -20,7 +20,7 @@ using coll::ScheduleRunner;
 // Points *run at the cache's Run for `op`, its runner (built on first use)
 // restarted on the op's buffers.
 Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
-  BRAID_ASSIGN_OR_RETURN(*run, comm.schedules().run(op, comm.config().algorithm));
+  BRAID_ASSIGN_OR_RETURN(*run, comm.schedules().run(op, comm.overrides()));
   if (comm.placesRanks()) placeForCall(std::max((*run)->bytes.send, (*run)->bytes.recv));
   const coll::Schedule& schedule = *(*run)->schedules.front();
   coll::Buffers b;

@@ -122,8 +122,9 @@ class CommWork {
     gather.rank = comm_->rank();
     gather.nranks = comm_->nranks();
     gather.chunkBytes = comm_->config().chunkBytes;
+    // The check's own exchange is always selected automatically, whatever the user forced.
     BRAID_ASSIGN_OR_RETURN(std::shared_ptr<const coll::Schedule> schedule,
-                           comm_->schedules().get(gather, ""));
+                           comm_->schedules().get(gather, coll::Overrides{}));
     coll::Buffers b;
     b.send = reinterpret_cast<const uint8_t*>(&stage->mine);
     b.recv = reinterpret_cast<uint8_t*>(stage->all.data());
@@ -146,7 +147,7 @@ class CommWork {
     if (TinyAllReduce* tiny = comm_->tinyAllReduce(); tiny != nullptr && tiny->takes(op)) {
       schedule = TinyAllReduce::scheduleFor(args);  // the messages an ungrouped call sends
     } else {
-      BRAID_ASSIGN_OR_RETURN(schedule, comm_->schedules().get(args, comm_->config().algorithm));
+      BRAID_ASSIGN_OR_RETURN(schedule, comm_->schedules().get(args, comm_->overrides()));
     }
     coll::Buffers b;
     b.send = static_cast<const uint8_t*>(op.send);

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "collectives/schedule.h"
+#include "collectives/select.h"
 #include "comm/flight_recorder.h"
 #include "comm/op.h"
 #include "core/status.h"
@@ -33,14 +34,14 @@ class ScheduleCache {
     BufferBytes bytes;                    // of this rank's send and receive buffers
   };
 
-  /// The schedule for `args` under `forcedAlgorithm`, built on a miss.
+  /// The schedule for `args` as selection picks it under `overrides`, built on a miss.
   Result<std::shared_ptr<const coll::Schedule>> get(const coll::CollArgs& args,
-                                                    const std::string& forcedAlgorithm);
+                                                    const coll::Overrides& overrides);
 
   /// The Run of the collective `op` (built on a miss). The pointer stays
   /// valid until a later get() or run() on this cache evicts the entry, so
   /// callers use it for one collective at a time. Not for AllToAllv.
-  Result<Run*> run(const Op& op, const std::string& forcedAlgorithm);
+  Result<Run*> run(const Op& op, const coll::Overrides& overrides);
 
  private:
   // Everything a builder reads that varies between calls on one communicator.
@@ -64,7 +65,7 @@ class ScheduleCache {
   static Key keyOf(const coll::CollArgs& args);
   // The entry for `key`, rebuilt from `args` on a miss; null for AllToAllv.
   template <typename MakeArgs>
-  Result<Entry*> lookup(const Key& key, MakeArgs&& args, const std::string& forcedAlgorithm);
+  Result<Entry*> lookup(const Key& key, MakeArgs&& args, const coll::Overrides& overrides);
 
   Entry entries_[kEntries] = {};
   uint64_t clock_ = 0;

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "bootstrap/crypto.h"
 #include "bootstrap/root_server.h"
-#include "bootstrap/sha256.h"
 #include "comm/comm.h"
 #include "core/log.h"
 

@@ -29,12 +29,9 @@ std::unique_ptr<TinyAllReduce> TinyAllReduce::createFor(Comm& comm) {
       std::strcmp(t->name(), "shm") != 0) {
     return nullptr;
   }
-  // Comm::agreeOnConfig has parsed rank 0's spec already: it cannot fail here.
-  Result<SelectionSpec> spec =
-      SelectionSpec::parse(config.algorithm, "BRAID_ALGO", Config::collectiveNames());
-  if (!spec.isOk()) return nullptr;
   const size_t maxBytes = std::min(config.tinyBytes, kMaxInboundBytes / (n - 1));
-  return std::unique_ptr<TinyAllReduce>(new TinyAllReduce(comm, maxBytes, std::move(spec).value()));
+  return std::unique_ptr<TinyAllReduce>(
+      new TinyAllReduce(comm, maxBytes, comm.overrides().algorithm));
 }
 
 TinyAllReduce::TinyAllReduce(Comm& comm, size_t maxBytes, SelectionSpec forced)

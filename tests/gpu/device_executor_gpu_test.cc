@@ -5,10 +5,11 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "collectives/device/launch.h"
 #include "collectives/device/plan_builder.h"
 #include "cuda_device.h"  // this folder
@@ -36,7 +37,8 @@ T* deviceCopy(const std::vector<T>& v, std::vector<void*>* owned) {
 // Runs `base` for base.nranks ranks in one launch; returns each rank's receive buffer.
 template <class P>
 void runOnGpu(const CollArgs& base, Protocol protocol, int channels,
-              const testing::InputPattern& pattern, std::vector<std::vector<uint8_t>>* out) {
+              const testing::InputPattern& pattern, std::vector<std::vector<uint8_t>>* out,
+              const std::string& algorithm = "") {
   const int n = base.nranks;
   const size_t elem = testing::elementBytes(base.type);
   constexpr uint32_t kSlots = 8, kSlotBytes = 4096;
@@ -62,7 +64,7 @@ void runOnGpu(const CollArgs& base, Protocol protocol, int channels,
     CollArgs args = base;
     args.rank = r;
     args.chunkBytes = size_t(1) << 40;  // one chunk per round: the FIFO slots pipeline
-    Result<coll::Schedule> schedule = coll::buildSchedule(args, "");
+    Result<coll::Schedule> schedule = coll::buildSchedule(args, algorithm);
     ASSERT_TRUE(schedule.isOk()) << schedule.status().message();
     PlanBufferSizes sizes{coll::sendBufferBytes(args), coll::recvBufferBytes(args),
                           schedule->scratchBytes, false};
@@ -114,7 +116,10 @@ void runOnGpu(const CollArgs& base, Protocol protocol, int channels,
   for (void* p : owned) cudaFree(p);
 }
 
-void checkAllReduce(braidDataType_t type, braidRedOp_t op, int n, size_t count, Protocol proto) {
+// `algorithm` "" is the default (ring); other algorithms run on one channel, since not every
+// plan splits across channels.
+void checkAllReduce(braidDataType_t type, braidRedOp_t op, int n, size_t count, Protocol proto,
+                    const std::string& algorithm = "") {
   CollArgs args;
   args.type = type;
   args.op = op;
@@ -123,20 +128,36 @@ void checkAllReduce(braidDataType_t type, braidRedOp_t op, int n, size_t count, 
   const testing::InputPattern pattern(type, op, 17);
   std::vector<std::vector<uint8_t>> recvs;
   if (proto == Protocol::kLl) {
-    runOnGpu<LlProtocol>(args, proto, 1, pattern, &recvs);
+    runOnGpu<LlProtocol>(args, proto, 1, pattern, &recvs, algorithm);
   } else {
-    runOnGpu<SimpleProtocol>(args, proto, 2, pattern, &recvs);
+    runOnGpu<SimpleProtocol>(args, proto, algorithm.empty() ? 2 : 1, pattern, &recvs, algorithm);
   }
   const auto source = testing::sourceFromPattern(pattern);
   for (int r = 0; r < n && r < int(recvs.size()); ++r) {
     ASSERT_EQ(testing::checkReduced(type, op, n, recvs[r].data(), count, source, 0), "")
         << testing::typeLabel(type) << " " << testing::opLabel(op) << " n=" << n
-        << " count=" << count << " rank " << r;
+        << " count=" << count << " rank " << r << " algorithm '" << algorithm << "'";
   }
+}
+
+// BRAID_GPU_TEST_QUICK=1 (the GPU kit's compute-sanitizer runs, where every access is
+// instrumented): 2 ranks, a few types and ops, small sizes.
+bool quick() {
+  const char* v = std::getenv("BRAID_GPU_TEST_QUICK");
+  return v != nullptr && std::string(v) == "1";
 }
 
 TEST(DeviceExecutorGpu, AllReduceEveryTypeOpAndSize) {
   if (!testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
+  if (quick()) {
+    for (braidDataType_t t : {braidFloat32, braidBfloat16, braidInt8}) {
+      for (braidRedOp_t op : {braidSum, braidMax}) {
+        checkAllReduce(t, op, 2, 1000, Protocol::kSimple);
+        checkAllReduce(t, op, 2, 99, Protocol::kLl);
+      }
+    }
+    return;
+  }
   for (int n : {2, 3, 4, 8}) {
     for (int t = 0; t < braidNumTypes; ++t) {
       for (int op = 0; op < braidNumOps; ++op) {
@@ -144,6 +165,23 @@ TEST(DeviceExecutorGpu, AllReduceEveryTypeOpAndSize) {
           checkAllReduce(braidDataType_t(t), braidRedOp_t(op), n, count, Protocol::kSimple);
         }
         checkAllReduce(braidDataType_t(t), braidRedOp_t(op), n, 999, Protocol::kLl);
+      }
+    }
+  }
+}
+
+// Every all-reduce algorithm's schedule (ring, tree, recursive doubling, ...) through the
+// kernel on both protocols, as the CPU test runs them (tests/unit/device_executor_test.cc).
+TEST(DeviceExecutorGpu, EveryAllReduceAlgorithmAndProtocol) {
+  if (!testing::haveCudaDevice()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<int> ranks = quick() ? std::vector<int>{2} : std::vector<int>{2, 3, 4, 8};
+  const std::vector<size_t> counts =
+      quick() ? std::vector<size_t>{333} : std::vector<size_t>{1, 333, size_t(1) << 20};
+  for (const std::string& algo : coll::algorithmNames(CollKind::kAllReduce)) {
+    for (int n : ranks) {
+      for (size_t count : counts) {
+        checkAllReduce(braidFloat32, braidSum, n, count, Protocol::kSimple, algo);
+        checkAllReduce(braidBfloat16, braidAvg, n, count, Protocol::kLl, algo);
       }
     }
   }

@@ -10,6 +10,8 @@
 #include <random>
 #include <thread>
 
+#include "bootstrap/crypto.h"
+
 namespace braid::testing {
 namespace {
 
@@ -20,6 +22,11 @@ class LocalBootstrap : public transport::Bootstrap {
   int nranks() const override { return group_->nranks(); }
   const std::string& commTag() const override { return group_->tag(); }
   const uint8_t* secret() const override { return group_->secret(); }
+  std::array<uint8_t, 32> deriveKey(std::string_view purpose) const override {
+    std::array<uint8_t, 32> key;
+    bootstrap::hkdfSha256(bootstrap::ConstBytes(group_->secret(), 16), {}, purpose, key);
+    return key;
+  }
   Status allGather(void* data, size_t bytes) override {
     return group_->allGather(rank_, data, bytes);
   }

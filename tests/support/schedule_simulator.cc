@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "collectives/algorithms/patterns.h"
 #include "core/kernels/reduce.h"
 #include "core/types.h"

@@ -1,12 +1,12 @@
-// SHA-256 and HMAC-SHA256 against the published test vectors: the FIPS 180-2 / NIST
-// "abc", two-block and one-million-'a' examples, and every HMAC-SHA256 case of RFC 4231.
-// Incremental updates in odd-sized pieces must give the same digests as one-shot calls.
+// braid's wrappers over libcrypto (bootstrap/crypto.h) against the published test vectors:
+// the FIPS 180-2 / NIST SHA-256 examples, every HMAC-SHA256 case of RFC 4231 and the
+// HKDF-SHA256 cases of RFC 5869. A message given in several parts must MAC as one.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "bootstrap/sha256.h"
+#include "bootstrap/crypto.h"
 #include "bootstrap/unique_id.h"
 
 namespace braid::bootstrap {
@@ -17,9 +17,7 @@ std::string hex(const Digest& d) { return toHex(d.data(), d.size()); }
 std::vector<uint8_t> repeat(uint8_t byte, size_t n) { return std::vector<uint8_t>(n, byte); }
 
 std::string hmacHex(const std::vector<uint8_t>& key, const std::string& data) {
-  HmacSha256 mac(key.data(), key.size());
-  mac.update(data);
-  return hex(mac.finish());
+  return hex(hmacSha256(key.data(), key.size(), {bytesOf(data)}));
 }
 
 std::string asString(const std::vector<uint8_t>& bytes) {
@@ -40,30 +38,10 @@ TEST(Sha256, FipsExamples) {
             "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
 }
 
-TEST(Sha256, OneMillionAsInOddPieces) {
+TEST(Sha256, OneMillion) {
   const std::string million(1000000, 'a');
   EXPECT_EQ(hex(sha256(million.data(), million.size())),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-  // Pieces of 1..127 bytes cross every block boundary position.
-  Sha256 h;
-  size_t done = 0;
-  for (size_t piece = 1; done < million.size(); piece = piece % 127 + 1) {
-    size_t take = std::min(piece, million.size() - done);
-    h.update(million.data() + done, take);
-    done += take;
-  }
-  EXPECT_EQ(hex(h.finish()), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
-
-TEST(Sha256, PaddingBoundaries) {
-  // 55, 56 and 64 bytes are where the length field does or does not fit in the last block;
-  // compare one-shot against byte-at-a-time, which pads through a different path.
-  for (size_t n : {55u, 56u, 63u, 64u, 65u, 119u, 120u}) {
-    std::string text(n, 'x');
-    Sha256 h;
-    for (char c : text) h.update(&c, 1);
-    EXPECT_EQ(hex(h.finish()), hex(sha256(text.data(), text.size()))) << n << " bytes";
-  }
 }
 
 TEST(Hmac, Rfc4231TestCases) {
@@ -88,6 +66,51 @@ TEST(Hmac, Rfc4231TestCases) {
                     "block-size data. The key needs to be hashed before being used by the HMAC "
                     "algorithm."),
             "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+}
+
+TEST(Hmac, PartsMacAsTheirConcatenation) {
+  const std::vector<uint8_t> key = repeat(0x42, 16);
+  const std::string text = "what do ya want for nothing? and some more bytes";
+  const Digest whole = hmacSha256(key.data(), key.size(), {bytesOf(text)});
+  for (size_t cut = 0; cut <= text.size(); cut += 7) {
+    std::string_view all(text);
+    EXPECT_EQ(hex(hmacSha256(key.data(), key.size(),
+                             {bytesOf(all.substr(0, cut)), {}, bytesOf(all.substr(cut))})),
+              hex(whole))
+        << "cut at " << cut;
+  }
+  // A different key or message changes the MAC.
+  std::vector<uint8_t> other = key;
+  other[15] ^= 1;
+  EXPECT_NE(hex(hmacSha256(other.data(), other.size(), {bytesOf(text)})), hex(whole));
+  EXPECT_NE(hex(hmacSha256(key.data(), key.size(), {bytesOf(text + ".")})), hex(whole));
+}
+
+std::string hkdfHex(const std::vector<uint8_t>& ikm, const std::vector<uint8_t>& salt,
+                    const std::string& info, size_t bytes) {
+  std::vector<uint8_t> out(bytes);
+  hkdfSha256(ikm, salt, info, out);
+  return toHex(out.data(), out.size());
+}
+
+TEST(Hkdf, Rfc5869TestCases) {
+  std::vector<uint8_t> salt(13);
+  for (size_t i = 0; i < salt.size(); ++i) salt[i] = static_cast<uint8_t>(i);
+  std::string info;
+  for (int i = 0xf0; i <= 0xf9; ++i) info += static_cast<char>(i);
+  // Case 1: basic; case 3: no salt and no info.
+  EXPECT_EQ(hkdfHex(repeat(0x0b, 22), salt, info, 42),
+            "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865");
+  EXPECT_EQ(hkdfHex(repeat(0x0b, 22), {}, "", 42),
+            "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8");
+}
+
+TEST(Random, FreshBytesEachCall) {
+  uint8_t a[32] = {}, b[32] = {};
+  ASSERT_TRUE(randomBytes(a, sizeof(a)).isOk());
+  ASSERT_TRUE(randomBytes(b, sizeof(b)).isOk());
+  EXPECT_NE(toHex(a, sizeof(a)), toHex(b, sizeof(b)));
+  EXPECT_NE(toHex(a, sizeof(a)), std::string(64, '0'));
 }
 
 TEST(Hmac, ConstantTimeEqualSeesEveryByte) {

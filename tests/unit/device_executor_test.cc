@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "collectives/device/executor.h"
 #include "collectives/device/ll_protocol.h"
 #include "collectives/device/plan_builder.h"

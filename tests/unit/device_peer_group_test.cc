@@ -74,8 +74,9 @@ class HostPeerGroup {
   }
 
   // Runs `base` on every rank (one thread each); false if a rank's executor failed.
-  bool run(const CollArgs& base, size_t llMaxBytes, std::vector<std::vector<uint8_t>>* outputs) {
-    Result<GroupPlans> plans = planGroupCall(base, int(layout_.config().channels), llMaxBytes);
+  bool run(const CollArgs& base, const coll::Overrides& overrides,
+           std::vector<std::vector<uint8_t>>* outputs) {
+    Result<GroupPlans> plans = planGroupCall(base, int(layout_.config().channels), overrides);
     EXPECT_TRUE(plans.isOk()) << plans.status().message();
     if (!plans.isOk()) return false;
     const testing::InputPattern pattern = testing::patternFor(base, 7);
@@ -142,7 +143,9 @@ TEST(PeerGroupWiring, CollectivesOverWiredHostRegionsMatchTheReference) {
   for (int n : {2, 3}) {
     // Tiny slots: every call wraps every FIFO many times.
     HostPeerGroup group(n, PeerFifoConfig{2, 4, 64, 4, 64});
-    for (size_t llMaxBytes : {size_t(0), size_t(1) << 40}) {  // Simple only, then LL only
+    for (const char* protocol : {"simple", "ll"}) {  // BRAID_PROTO: Simple only, then LL only
+      Result<coll::Overrides> overrides = coll::Overrides::parse("", protocol);
+      ASSERT_TRUE(overrides.isOk()) << overrides.status().message();
       for (CollKind kind : {CollKind::kAllReduce, CollKind::kReduceScatter, CollKind::kAllGather,
                             CollKind::kBroadcast, CollKind::kAllToAll}) {
         for (braidDataType_t type : {braidFloat32, braidBfloat16, braidInt64, braidUint8}) {
@@ -157,13 +160,12 @@ TEST(PeerGroupWiring, CollectivesOverWiredHostRegionsMatchTheReference) {
               a.root = n - 1;
               a.inPlace = inPlace;
               std::vector<std::vector<uint8_t>> outputs;
-              ASSERT_TRUE(group.run(a, llMaxBytes, &outputs)) << testing::describeCall(a);
+              ASSERT_TRUE(group.run(a, *overrides, &outputs)) << testing::describeCall(a);
               const testing::InputPattern pattern = testing::patternFor(a, 7);
               for (int r = 0; r < n; ++r) {
                 a.rank = r;
                 ASSERT_EQ(testing::checkRankOutput(a, pattern, outputs[size_t(r)].data()), "")
-                    << testing::describeCall(a) << " rank " << r
-                    << (llMaxBytes == 0 ? " Simple" : " LL");
+                    << testing::describeCall(a) << " rank " << r << " " << protocol;
               }
             }
           }

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "support/schedule_cases.h"
 #include "support/schedule_simulator.h"
 

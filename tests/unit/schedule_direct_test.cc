@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 
 namespace braid::coll {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "collectives/algorithms/hierarchical.h"
 #include "core/types.h"
 #include "support/schedule_cases.h"

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "collectives/algorithms/rank_order.h"
 #include "core/types.h"
 #include "support/schedule_cases.h"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "collectives/algorithms/patterns.h"
 #include "support/schedule_cases.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "collectives/algorithms/builders.h"
 #include "core/types.h"
 #include "support/reference.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "support/schedule_simulator.h"
 
 namespace braid::coll {

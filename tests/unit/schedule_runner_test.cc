@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 
 namespace braid::coll {
 namespace {

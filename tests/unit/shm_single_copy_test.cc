@@ -228,6 +228,7 @@ class PairBootstrap : public Bootstrap {
   int nranks() const override { return 2; }
   const std::string& commTag() const override { return tag_; }
   const uint8_t* secret() const override { return secret_; }
+  std::array<uint8_t, 32> deriveKey(std::string_view) const override { return {}; }  // no TLS
   double timeoutSeconds() const override { return 20; }
   Status barrier() override {
     uint8_t flags[2] = {};

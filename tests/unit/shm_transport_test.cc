@@ -389,6 +389,7 @@ class ForkBootstrap : public Bootstrap {
   int nranks() const override { return nranks_; }
   const std::string& commTag() const override { return tag_; }
   const uint8_t* secret() const override { return secret_; }
+  std::array<uint8_t, 32> deriveKey(std::string_view) const override { return {}; }  // no TLS
   double timeoutSeconds() const override { return 20; }
   Status barrier() override {
     std::vector<uint8_t> flags(nranks_);

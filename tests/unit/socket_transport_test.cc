@@ -268,6 +268,9 @@ class StrayInjectingBootstrap : public Bootstrap {
   int nranks() const override { return inner_.nranks(); }
   const std::string& commTag() const override { return inner_.commTag(); }
   const uint8_t* secret() const override { return inner_.secret(); }
+  std::array<uint8_t, 32> deriveKey(std::string_view purpose) const override {
+    return inner_.deriveKey(purpose);
+  }
   Status barrier() override { return inner_.barrier(); }
   double timeoutSeconds() const override { return inner_.timeoutSeconds(); }
   Status allGather(void* data, size_t bytes) override {

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "core/config.h"
 #include "core/selection_spec.h"
 #include "support/spawn.h"

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "topology/calibration.h"
 #include "topology/tuner.h"
 

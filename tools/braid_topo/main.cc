@@ -20,7 +20,7 @@
 #include <sstream>
 #include <string>
 
-#include "collectives/algorithm.h"
+#include "collectives/select.h"
 #include "topology/calibration.h"
 #include "topology/detect.h"
 #include "topology/search.h"

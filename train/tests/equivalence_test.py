@@ -2,6 +2,10 @@
 """Parallel training reproduces single-process training.
 
   equivalence_test.py --train BRAID_TRAIN --braidrun BRAIDRUN CASE
+  equivalence_test.py --train BRAID_TRAIN --mpirun MPIEXEC CASE
+
+With --mpirun the parallel run is started by that MPI launcher instead, and the
+ranks of a braid-train built with MPI join through MPI (no BRAID_* variable).
 
 Runs braid-train once in a single process and once under braidrun with the
 layout of CASE, both with the same seed, global batch and model, and requires
@@ -86,17 +90,28 @@ def check_live_activations(output, flags):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--train", required=True)
-    parser.add_argument("--braidrun", required=True)
+    launcher = parser.add_mutually_exclusive_group(required=True)
+    launcher.add_argument("--braidrun")
+    launcher.add_argument("--mpirun")
     parser.add_argument("case", choices=sorted(CASES))
     args = parser.parse_args()
     ranks, layout, extra, tolerance = CASES[args.case]
     env = dict(os.environ, BRAID_TIMEOUT="120")
+    if args.braidrun:
+        start = [args.braidrun, "-n", str(ranks), "--"]
+    else:
+        # Nothing of braid's in the environment: MPI alone brings the ranks together.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BRAID_")}
+        start = [args.mpirun, "-np", str(ranks)]
+        version = subprocess.run([args.mpirun, "--version"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True).stdout
+        if "Open MPI" in version or "OpenRTE" in version:  # as root, more ranks than cores
+            start[1:1] = ["--allow-run-as-root", "--oversubscribe"]
     with tempfile.TemporaryDirectory(prefix="braid_train_eq_") as tmp:
         single = os.path.join(tmp, "single.csv")
         parallel = os.path.join(tmp, "parallel.csv")
         run([args.train] + COMMON + extra + ["--csv", single], env)
-        output = run([args.braidrun, "-n", str(ranks), "--", args.train] + COMMON + extra +
-                     layout + ["--csv", parallel], env)
+        output = run(start + [args.train] + COMMON + extra + layout + ["--csv", parallel], env)
         reference, reference_eval = losses(single)
         got, got_eval = losses(parallel)
     print(output)

@@ -35,6 +35,9 @@ class HostBootstrap final : public Bootstrap {
   int nranks() const override { return static_cast<int>(members_.size()); }
   const std::string& commTag() const override { return tag_; }
   const uint8_t* secret() const override { return parent_.secret(); }
+  std::array<uint8_t, 32> deriveKey(std::string_view purpose) const override {
+    return parent_.deriveKey(purpose);
+  }
   Status allGather(void* data, size_t bytes) override;
   Status barrier() override { return parent_.barrier(); }
   double timeoutSeconds() const override { return parent_.timeoutSeconds(); }

@@ -59,7 +59,7 @@ Status AbortState::error() const {
 
 SocketConnector::SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams,
                                  const AbortState* abort, std::vector<int>* waits,
-                                 size_t fragmentBytes)
+                                 size_t fragmentBytes, std::vector<TlsSession> tls)
     : rank_(rank),
       peer_(peer),
       nranks_(nranks),
@@ -68,6 +68,11 @@ SocketConnector::SocketConnector(int rank, int peer, int nranks, std::vector<Fd>
       fragmentBytes_(fragmentBytes) {
   streams_.resize(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) streams_[i].fd = std::move(streams[i]);
+  for (size_t i = 0; i < tls.size() && i < streams_.size(); ++i) {
+    streams_[i].sendSsl = tls[i].userSend();
+    streams_[i].recvSsl = tls[i].userRecv();
+    streams_[i].tls = std::move(tls[i]);
+  }
 }
 
 Status SocketConnector::postSend(const void* src, size_t bytes, Request* req) {
@@ -128,6 +133,15 @@ bool SocketConnector::hasStartableWork() const {
   return false;
 }
 
+bool SocketConnector::tlsHoldsData() const {
+  for (const Stream& s : streams_) {
+    if (s.recvSsl != nullptr && !s.eof && !stalled(s) && socket::tlsHoldsData(s.recvSsl)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void SocketConnector::shutdownStreams() {
   for (Stream& s : streams_) ::shutdown(s.fd.get(), SHUT_RDWR);
 }
@@ -163,7 +177,7 @@ Status SocketConnector::pumpSend(int index, bool* progressed) {
         {const_cast<uint8_t*>(header) + out.headerSent, sizeof(FrameHeader) - out.headerSent},
         {const_cast<uint8_t*>(msg.src) + out.header.offset + out.payloadSent,
          out.header.length - out.payloadSent}};
-    Result<IoResult> r = sendSome(s.fd.get(), iov, iov[1].iov_len > 0 ? 2 : 1);
+    Result<IoResult> r = sendOn(s.fd.get(), s.sendSsl, iov, iov[1].iov_len > 0 ? 2 : 1);
     if (!r.isOk()) return connectionError(index, r.status().message());
     if (r->bytes == 0) return Status::ok();  // socket buffer full
     *progressed = true;
@@ -192,10 +206,10 @@ Status SocketConnector::pumpRecv(int index, bool* progressed) {
     if (in.headerGot < sizeof(FrameHeader)) {
       auto* header = reinterpret_cast<uint8_t*>(&in.header);
       Result<IoResult> r =
-          recvSome(s.fd.get(), header + in.headerGot, sizeof(FrameHeader) - in.headerGot);
+          recvOn(s.fd.get(), s.recvSsl, header + in.headerGot, sizeof(FrameHeader) - in.headerGot);
       if (!r.isOk() || r->closed) {
         s.eof = true;
-        if (in.headerGot > 0) {
+        if (in.headerGot > 0 || (!r.isOk() && isRejectedRecord(r.status()))) {
           return connectionError(
               index, r.isOk() ? "closed inside a message header" : r.status().message());
         }
@@ -282,7 +296,7 @@ Status SocketConnector::receivePayload(Stream& s, int index, size_t* moved, bool
     // usually finds it waiting, and reading it here saves one per fragment.
     iovec iov[2] = {{sink.dst + in.header.offset + in.payloadGot, left},
                     {&s.ahead, sizeof(FrameHeader)}};
-    Result<IoResult> r = recvSomeV(s.fd.get(), iov, 2);
+    Result<IoResult> r = recvOnV(s.fd.get(), s.recvSsl, iov, 2);
     if (!r.isOk()) return connectionError(index, r.status().message());
     *closed = r->closed;
     const size_t payload = std::min(r->bytes, left);
@@ -293,7 +307,7 @@ Status SocketConnector::receivePayload(Stream& s, int index, size_t* moved, bool
   } else {
     if (!s.staging) s.staging = std::make_unique<uint8_t[]>(kStagingBytes);
     size_t room = std::min(kStagingBytes - s.stagingFill, left);
-    Result<IoResult> r = recvSome(s.fd.get(), s.staging.get() + s.stagingFill, room);
+    Result<IoResult> r = recvOn(s.fd.get(), s.recvSsl, s.staging.get() + s.stagingFill, room);
     if (!r.isOk()) return connectionError(index, r.status().message());
     *closed = r->closed;
     *moved = r->bytes;

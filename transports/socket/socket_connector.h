@@ -15,6 +15,7 @@
 #include "core/net/socket_util.h"
 #include "transports/connector.h"
 #include "transports/socket/socket_wire.h"
+#include "transports/socket/tls.h"
 
 namespace braid::transport::socket {
 
@@ -47,8 +48,10 @@ class SocketConnector final : public Connector {
   /// to ignore reports) are owned by the transport, which outlives its connectors.
   /// Messages are cut into fragments of `fragmentBytes`, a power of two in
   /// 4 KiB..kMaxFragmentBytes (the caller checks), so offsets split no element.
+  /// `tls`: one session per stream (tls_setup.h), or empty for plain TCP.
   SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams, const AbortState* abort,
-                  std::vector<int>* waits = nullptr, size_t fragmentBytes = kFragmentBytes);
+                  std::vector<int>* waits = nullptr, size_t fragmentBytes = kFragmentBytes,
+                  std::vector<TlsSession> tls = {});
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
@@ -65,6 +68,9 @@ class SocketConnector final : public Connector {
   /// True when progress() could move something right now without waiting
   /// (sends posted but not started, a stalled stream whose receive is now posted).
   bool hasStartableWork() const;
+  /// True when libssl holds decrypted bytes of a stream that progress() would read: epoll
+  /// cannot see them, so the transport progresses such a connector without waiting.
+  bool tlsHoldsData() const;
   /// The sticky error, if any.
   const Status& error() const { return error_; }
   /// shutdown(SHUT_RDWR) on every stream so the peer sees EOF (thread-safe).
@@ -126,6 +132,9 @@ class SocketConnector final : public Connector {
     std::string noticeReason;  // an abort notice's text, while it arrives
     std::string control;       // notices to send before the next fragment
     size_t controlSent = 0;
+    TlsSession tls;          // inactive on a plain stream
+    SSL* sendSsl = nullptr;  // tls.userSend(): null where sends are plain system calls
+    SSL* recvSsl = nullptr;  // tls.userRecv()
   };
 
   bool assignFragment(Stream& s);

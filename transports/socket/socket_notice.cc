@@ -28,14 +28,11 @@
 // a rank that times out follows the chain of waits to the rank that reported
 // none: the stalled one (see waitChain in socket_transport.cc).
 //
-// Bounded. The sockets are non-blocking; the sender gives up on a stream once
-// the kernel has taken no byte for 10 ms (a full socket buffer the peer does not
-// drain), so a peer that is reading — the usual case: it waits for this rank's
-// data — gets the notice behind the fragment in flight, and one that is not
-// delays an abort by at most 10 ms per stream.
+// Bounded. The sockets are non-blocking; the sender gives up on a stream the
+// moment the kernel does not take bytes at once (a full socket buffer), so a
+// notice never delays an abort by more than a few system calls per stream.
 // A peer that gets no notice, or half of one, still reads EOF as before and
 // names the sender; a process that dies without a word is detected by EOF.
-#include <poll.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -46,21 +43,11 @@
 namespace braid::transport::socket {
 namespace {
 
-// How long a full socket may take to take more of a notice (or of the fragment before it):
-// a peer that is reading frees room within microseconds; one that is not costs this once.
-constexpr int kNoticeStallMs = 10;
-
-// Writes `iov` fully or gives up (false) when the socket stays full for kNoticeStallMs or
-// fails.
-bool sendAllOrGiveUp(int fd, iovec* iov, int count) {
+// Writes `iov` fully or gives up (false) when the socket would block or fails.
+bool sendAllOrGiveUp(int fd, SSL* ssl, iovec* iov, int count) {
   while (count > 0) {
-    Result<IoResult> r = sendSome(fd, iov, count);
-    if (!r.isOk()) return false;
-    if (r->bytes == 0) {
-      pollfd p = {fd, POLLOUT, 0};
-      if (::poll(&p, 1, kNoticeStallMs) != 1 || (p.revents & POLLOUT) == 0) return false;
-      continue;
-    }
+    Result<IoResult> r = sendOn(fd, ssl, iov, count);
+    if (!r.isOk() || r->bytes == 0) return false;
     size_t left = r->bytes;
     while (count > 0 && left >= iov->iov_len) {
       left -= iov->iov_len;
@@ -91,7 +78,7 @@ bool SocketConnector::finishOutFragment(Stream& s) {
     iovec rest = {s.control.data() + s.controlSent, s.control.size() - s.controlSent};
     s.control.clear();
     s.controlSent = 0;
-    if (!sendAllOrGiveUp(s.fd.get(), &rest, 1)) return false;
+    if (!sendAllOrGiveUp(s.fd.get(), s.sendSsl, &rest, 1)) return false;
   }
   s.control.clear();  // queued reports are moot once this rank aborts
   s.controlSent = 0;
@@ -101,7 +88,7 @@ bool SocketConnector::finishOutFragment(Stream& s) {
                    sizeof(FrameHeader) - out.headerSent},
                   {const_cast<uint8_t*>(out.msg->src) + out.header.offset + out.payloadSent,
                    out.header.length - out.payloadSent}};
-  bool finished = sendAllOrGiveUp(s.fd.get(), iov, iov[1].iov_len > 0 ? 2 : 1);
+  bool finished = sendAllOrGiveUp(s.fd.get(), s.sendSsl, iov, iov[1].iov_len > 0 ? 2 : 1);
   // The stream is shut down next: whatever was sent, nothing more goes out on it.
   out = OutFragment{};
   return finished;
@@ -114,7 +101,7 @@ void SocketConnector::sendAbortNotice(int origin, const std::string& reason) {
     if (s.eof || !finishOutFragment(s)) continue;
     FrameHeader header = noticeHeader(origin, static_cast<uint32_t>(text.size()));
     iovec iov[2] = {{&header, sizeof(header)}, {text.data(), text.size()}};
-    (void)sendAllOrGiveUp(s.fd.get(), iov, text.empty() ? 1 : 2);
+    (void)sendAllOrGiveUp(s.fd.get(), s.sendSsl, iov, text.empty() ? 1 : 2);
   }
 }
 
@@ -128,7 +115,7 @@ Status SocketConnector::sendControl(int index, bool* flushed) {
   Stream& s = streams_[index];
   while (s.controlSent < s.control.size()) {
     iovec iov = {s.control.data() + s.controlSent, s.control.size() - s.controlSent};
-    Result<IoResult> r = sendSome(s.fd.get(), &iov, 1);
+    Result<IoResult> r = sendOn(s.fd.get(), s.sendSsl, &iov, 1);
     if (!r.isOk()) return connectionError(index, r.status().message());
     if (r->bytes == 0) {
       *flushed = false;
@@ -157,8 +144,8 @@ Status SocketConnector::readNotice(Stream& s, int index) {
   s.noticeReason.resize(h.length);
   bool complete = true;
   while (s.in.payloadGot < h.length) {
-    Result<IoResult> r =
-        recvSome(s.fd.get(), s.noticeReason.data() + s.in.payloadGot, h.length - s.in.payloadGot);
+    Result<IoResult> r = recvOn(s.fd.get(), s.recvSsl, s.noticeReason.data() + s.in.payloadGot,
+                                h.length - s.in.payloadGot);
     if (!r.isOk() || r->closed) {  // the origin is known: keep the part of the reason we have
       s.eof = true;
       complete = false;
@@ -224,7 +211,7 @@ void SocketConnector::salvageNotice(int index) {
     } else {
       want = std::min(want, in.header.length - in.payloadGot);
     }
-    Result<IoResult> r = recvSome(s.fd.get(), into, want);
+    Result<IoResult> r = recvOn(s.fd.get(), s.recvSsl, into, want);
     if (!r.isOk() || r->closed) {
       s.eof = true;
       return;

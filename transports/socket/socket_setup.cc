@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/crypto.h"
 #include "core/log.h"
 #include "transports/socket/socket_wire.h"
 
@@ -46,7 +47,9 @@ Hello makeHello(Bootstrap& bootstrap, int stream, int streams) {
 std::string helloProblem(const Hello& h, Bootstrap& bootstrap, int streams, int expectedRank,
                          int expectedStream) {
   if (h.magic != kHelloMagic) return "bad magic";
-  if (std::memcmp(h.secret, bootstrap.secret(), sizeof(h.secret)) != 0) return "wrong secret";
+  if (!bootstrap::constantTimeEqual(h.secret, bootstrap.secret(), sizeof(h.secret))) {
+    return "wrong secret";
+  }
   if (h.tagHash != hashTag(bootstrap.commTag())) return "another communicator";
   if (h.streams != streams) return "a different stream count";
   if (h.stream < 0 || h.stream >= streams) return "stream index out of range";
@@ -58,11 +61,13 @@ std::string helloProblem(const Hello& h, Bootstrap& bootstrap, int streams, int 
 
 // Phase 1's output: every rank's listening address.
 Result<std::vector<SocketAddress>> exchangeAddresses(Bootstrap& bootstrap,
-                                                     const SocketAddress* mine, int streams) {
+                                                     const SocketAddress* mine, int streams,
+                                                     int32_t tls) {
   std::vector<AddressRecord> records(bootstrap.nranks());
   AddressRecord& own = records[bootstrap.rank()];
   std::memset(&own, 0, sizeof(own));
   own.streams = streams;
+  own.tls = tls;
   if (mine != nullptr) {
     std::memcpy(own.sockaddrBytes, &mine->storage, mine->length);
     own.sockaddrLength = mine->length;
@@ -73,13 +78,22 @@ Result<std::vector<SocketAddress>> exchangeAddresses(Bootstrap& bootstrap,
   for (size_t r = 0; r < records.size(); ++r) {
     int rank = static_cast<int>(r);
     if (records[r].sockaddrLength == 0 || records[r].sockaddrLength > sizeof(sockaddr_storage)) {
-      return remoteError("socket transport: rank " + std::to_string(r) + " could not listen", rank);
+      return remoteError(
+          "socket transport: rank " + std::to_string(r) + " could not listen or set up TLS", rank);
     }
     if (records[r].streams != streams) {
       return Status(braidInvalidUsage,
                     "socket transport: rank " + std::to_string(r) + " uses " +
                         std::to_string(records[r].streams) + " streams per peer, this rank " +
                         std::to_string(streams) + " (set BRAID_SOCKET_NSTREAMS alike everywhere)",
+                    rank);
+    }
+    if (records[r].tls != tls) {
+      return Status(braidInvalidUsage,
+                    "socket transport: rank " + std::to_string(r) + " runs " +
+                        tlsModeName(records[r].tls) + ", this rank (" +
+                        std::to_string(bootstrap.rank()) + ") " + tlsModeName(tls) +
+                        "; every rank must set BRAID_SOCKET_TLS (and BRAID_TLS_*) alike",
                     rank);
     }
     std::memcpy(&addresses[r].storage, records[r].sockaddrBytes, records[r].sockaddrLength);
@@ -225,11 +239,15 @@ Result<std::vector<std::vector<Fd>>> connectPeers(Bootstrap& bootstrap,
 
   // Phase 1. A local failure still takes part in the exchange (see above).
   Result<NetworkInterface> nic = selectInterface(options.ifname);
-  Result<Listener> listener =
-      nic.isOk() ? listenOn(nic->address, options.socketOptions) : Result<Listener>(nic.status());
-  Result<std::vector<SocketAddress>> addresses =
-      exchangeAddresses(bootstrap, listener.isOk() ? &listener->address : nullptr, requested);
-  if (!listener.isOk()) return listener.status().withContext("socket transport");
+  Result<Listener> listener = !options.localFailure.isOk() ? Result<Listener>(options.localFailure)
+                              : nic.isOk() ? listenOn(nic->address, options.socketOptions)
+                                           : Result<Listener>(nic.status());
+  Result<std::vector<SocketAddress>> addresses = exchangeAddresses(
+      bootstrap, listener.isOk() ? &listener->address : nullptr, requested, options.tls);
+  if (!listener.isOk()) {
+    return options.localFailure.isOk() ? listener.status().withContext("socket transport")
+                                       : options.localFailure;
+  }
   if (!addresses.isOk()) return addresses.status();
   const int streams = streamsFor(requested, *addresses);
   BRAID_INFO("socket transport: rank %d listens on %s (%s), %d stream(s) per peer", rank,

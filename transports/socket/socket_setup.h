@@ -16,6 +16,10 @@ struct SetupOptions {
   std::string ifname;  // BRAID_SOCKET_IFNAME spec (see selectInterface)
   int streams = 1;     // connections per peer, 0: streamsFor decides; the same on every rank
   SocketOptions socketOptions;
+  int32_t tls = 0;  // a TlsMode (socket_wire.h); the same on every rank
+  // A failure this rank met before setup (e.g. an unreadable certificate): it still takes
+  // part in the address exchange, so the others fail at once instead of timing out.
+  Status localFailure;
   Deadline deadline;
   // Which peers to connect, by rank; empty: all. Must be symmetric (p connects q
   // exactly when q connects p), e.g. "on another host" for the mixed transport.

@@ -40,6 +40,7 @@
 #include "transports/failure_report.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_setup.h"
+#include "transports/socket/tls_setup.h"
 
 namespace braid::transport {
 namespace {
@@ -47,13 +48,19 @@ namespace {
 using socket::AbortState;
 using socket::Fd;
 using socket::SocketConnector;
+using socket::TlsSession;
 
 class SocketTransport final : public Transport {
  public:
   SocketTransport(int rank, Fd epoll) : rank_(rank), epoll_(std::move(epoll)) {}
 
   /// `fragmentBytes`: BRAID_SOCKET_FRAGMENT_BYTES, 0 for the default (socketFragmentBytes).
-  Status init(std::vector<std::vector<Fd>> peers, size_t fragmentBytes) {
+  /// `tls`: the streams' TLS sessions, indexed like `peers`, or empty for plain TCP; `context`
+  /// (null without TLS) must outlive them, so the transport keeps it.
+  Status init(std::vector<std::vector<Fd>> peers, size_t fragmentBytes,
+              std::unique_ptr<socket::TlsContext> context = nullptr,
+              std::vector<std::vector<TlsSession>> tls = {}) {
+    tlsContext_ = std::move(context);
     connectors_.resize(peers.size());
     waits_.assign(peers.size(), -1);
     for (size_t p = 0; p < peers.size(); ++p) {
@@ -61,7 +68,7 @@ class SocketTransport final : public Transport {
       const size_t fragment = socketFragmentBytes(fragmentBytes, static_cast<int>(peers[p].size()));
       connectors_[p] = std::make_unique<SocketConnector>(
           rank_, static_cast<int>(p), static_cast<int>(peers.size()), std::move(peers[p]), &abort_,
-          &waits_, fragment);
+          &waits_, fragment, tls.empty() ? std::vector<TlsSession>{} : std::move(tls[p]));
       for (int s = 0; s < connectors_[p]->streamCount(); ++s) {
         watches_.push_back(Watch{connectors_[p].get(), s, 0});
       }
@@ -81,6 +88,17 @@ class SocketTransport final : public Transport {
     for (const auto& c : connectors_) {
       if (c && !c->error().isOk()) return c->error();
       if (c && c->hasStartableWork()) return Status::ok();  // sleeping now would only delay it
+    }
+    if (tlsContext_ != nullptr) [[unlikely]] {
+      // Bytes libssl decrypted ahead are invisible to epoll: read them now.
+      bool any = false;
+      for (const auto& c : connectors_) {
+        if (!c || !c->tlsHoldsData()) continue;
+        bool progressed = false;
+        BRAID_RETURN_IF_ERROR(c->progress(&progressed));
+        any = true;
+      }
+      if (any) return Status::ok();
     }
     BRAID_RETURN_IF_ERROR(updateInterest());
     epoll_event events[64];
@@ -173,6 +191,7 @@ class SocketTransport final : public Transport {
   }
 
   const int rank_;
+  std::unique_ptr<socket::TlsContext> tlsContext_;  // the sessions' SSL_CTX; null without TLS
   // connectors_ point to these two, so they are declared before them.
   AbortState abort_;
   std::vector<int> waits_;  // by rank: the rank it reported waiting for, -1 when none
@@ -216,13 +235,37 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   options.socketOptions.recvBufferBytes = config.socketBufferBytes;
   options.deadline = Deadline::in(config.timeoutSeconds);
   options.peers = std::move(selection);
+  socket::TlsOptions tlsOptions;
+  tlsOptions.enabled = config.socketTls;
+  tlsOptions.certFile = config.tlsCertFile;
+  tlsOptions.keyFile = config.tlsKeyFile;
+  tlsOptions.caFile = config.tlsCaFile;
+  options.tls = !tlsOptions.enabled             ? socket::kPlainTcp
+                : tlsOptions.usesCertificates() ? socket::kTlsCertificates
+                                                : socket::kTlsPsk;
+  std::unique_ptr<socket::TlsContext> tlsContext;
+  if (tlsOptions.enabled) {
+    if (!tlsOptions.usesCertificates()) tlsOptions.psk = bootstrap.deriveKey("socket tls psk");
+    Result<std::unique_ptr<socket::TlsContext>> created = socket::TlsContext::create(tlsOptions);
+    if (created.isOk()) {
+      tlsContext = std::move(created.value());
+    } else {
+      options.localFailure = created.status();
+    }
+  }
   BRAID_ASSIGN_OR_RETURN(std::vector<std::vector<Fd>> peers,
                          socket::connectPeers(bootstrap, options));
+  std::vector<std::vector<TlsSession>> sessions;
+  if (tlsContext != nullptr) {
+    BRAID_ASSIGN_OR_RETURN(
+        sessions, socket::startTls(*tlsContext, bootstrap.rank(), peers, options.deadline));
+  }
 
   Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
   if (!epoll.valid()) return systemError("socket transport: epoll_create1", errno);
   auto transport = std::make_unique<SocketTransport>(bootstrap.rank(), std::move(epoll));
-  BRAID_RETURN_IF_ERROR(transport->init(std::move(peers), config.socketFragmentBytes));
+  BRAID_RETURN_IF_ERROR(transport->init(std::move(peers), config.socketFragmentBytes,
+                                        std::move(tlsContext), std::move(sessions)));
   return std::unique_ptr<Transport>(std::move(transport));
 }
 

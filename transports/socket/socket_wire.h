@@ -24,8 +24,25 @@ struct AddressRecord {
   uint8_t sockaddrBytes[128];  // a sockaddr_in or sockaddr_in6
   uint32_t sockaddrLength;
   int32_t streams;  // streams per peer this rank expects; all ranks must agree
+  int32_t tls;      // a TlsMode; all ranks must agree
+  int32_t reserved;
 };
-static_assert(sizeof(AddressRecord) == 136);
+static_assert(sizeof(AddressRecord) == 144);
+
+/// How a rank's streams run, published in its AddressRecord.
+enum TlsMode : int32_t { kPlainTcp = 0, kTlsPsk = 1, kTlsCertificates = 2 };
+inline const char* tlsModeName(int32_t mode) {
+  switch (mode) {
+    case kPlainTcp:
+      return "plain TCP (BRAID_SOCKET_TLS unset or 0)";
+    case kTlsPsk:
+      return "TLS with the communicator's key (BRAID_SOCKET_TLS=1)";
+    case kTlsCertificates:
+      return "TLS with certificates (BRAID_SOCKET_TLS=1 and BRAID_TLS_CERT/KEY/CA)";
+    default:
+      return "an unknown TLS mode";
+  }
+}
 
 /// The first bytes on every connection, in both directions: the connecting
 /// (lower) rank says who it is, the accepting rank answers with its own. Both

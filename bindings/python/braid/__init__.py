@@ -7,7 +7,8 @@ as a torch.distributed backend:
     import braid.torch
     torch.distributed.init_process_group(backend="braid")
 
-libbraid is loaded from this folder, where the build placed it.
+libbraid is loaded from this folder, where the build placed it, or from $BRAID_LIBRARY (the
+path of a libbraid.so.N, e.g. the GPU kit's lib/libbraid.so.0, beside its libbraid_cuda.so).
 """
 import ctypes
 import os
@@ -17,6 +18,11 @@ __all__ = ["c_api_version", "version", "error_string", "library_path", "BraidErr
 
 
 def _find_library() -> Path:
+    chosen = os.environ.get("BRAID_LIBRARY")
+    if chosen:
+        if not Path(chosen).is_file():
+            raise ImportError(f"braid: BRAID_LIBRARY={chosen} is not a file")
+        return Path(chosen)
     here = Path(__file__).resolve().parent
     bundled = sorted(here.glob("libbraid.so.*"), key=lambda p: len(p.name))
     if not bundled:

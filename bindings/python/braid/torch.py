@@ -1,12 +1,11 @@
 """Registers braid as a torch.distributed backend named "braid".
 
     import braid.torch
-    dist.init_process_group(backend="braid")            # CPU tensors
-    dist.init_process_group(backend="cpu:braid,cuda:nccl")
+    dist.init_process_group(backend="braid")            # CPU and CUDA tensors
 
 Rendezvous goes through the Store that torch.distributed creates, so env://, tcp://,
-file:// and torchrun work unchanged. CUDA tensors are rejected with an error until braid's
-device path lands. Sub-groups: dist.new_group opens a new braid communicator on the
+file:// and torchrun work unchanged. CUDA tensors are stream-ordered on the caller's current
+stream, as with ProcessGroupNCCL. Sub-groups: dist.new_group opens a new braid communicator on the
 sub-group's store (or splits the default one when it is bound to a device), and
 dist.split_group uses braidCommSplit.
 """

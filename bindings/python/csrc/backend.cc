@@ -2,6 +2,8 @@
 // running Jobs on the worker thread. The collectives themselves are in collectives.cc.
 #include "backend.h"
 
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -104,13 +106,20 @@ c10::intrusive_ptr<c10d::Backend::Options> BraidBackend::getBackendOptions() {
 std::string BraidBackend::where() const { return describe(getRank(), getSize()); }
 
 void BraidBackend::runJob(Job& job) {
+  // CUDA: the staging copies, the braid calls and the futures' events all go on the stream
+  // the operation was issued on (this thread's current stream only while the guard lives).
+  std::optional<c10::StreamGuard> onStream;
+  if (job.stream) onStream.emplace(*job.stream);
+  braidStream_t stream = job.stream ? job.stream->native_handle() : nullptr;
   for (auto& copyIn : job.before) copyIn();
   braidResult_t rc = braidSuccess;
   if (job.calls.size() == 1) {
-    rc = job.calls.front()(comm_);
+    rc = job.calls.front()(comm_, stream);
   } else if (!job.calls.empty()) {
     rc = braidGroupStart();
-    for (size_t i = 0; rc == braidSuccess && i < job.calls.size(); ++i) rc = job.calls[i](comm_);
+    for (size_t i = 0; rc == braidSuccess && i < job.calls.size(); ++i) {
+      rc = job.calls[i](comm_, stream);
+    }
     braidResult_t end = braidGroupEnd();  // closes the group even after a failed call
     if (rc == braidSuccess) rc = end;
   }
@@ -119,19 +128,34 @@ void BraidBackend::runJob(Job& job) {
                     "braid: " + job.name + " failed on " + where() + ": " + failure(rc, comm_));
   }
   for (auto& copyOut : job.after) copyOut();
+  if (job.stream) {
+    // Complete here, under the guard, so each future records its event on job.stream.
+    for (auto& work : job.works) work->complete(nullptr);
+    job.works.clear();
+  }
 }
 
 c10::intrusive_ptr<c10d::Work> BraidBackend::submit(c10d::OpType type, Job job,
-                                                    std::vector<at::Tensor> outputs) {
+                                                    std::vector<at::Tensor> outputs,
+                                                    const at::Tensor& place) {
   TORCH_CHECK(queue_ != nullptr, "braid: ", job.name, " on ", where(),
               " was issued after the process group was shut down");
+  if (place.defined() && place.is_cuda() && !job.stream) {
+    job.stream = c10::impl::VirtualGuardImpl(c10::DeviceType::CUDA).getStream(place.device());
+  }
   ++sequence_;
+  std::optional<c10::Device> device;
+  if (job.stream) device = job.stream->device();
   auto work = c10::make_intrusive<BraidWork>(getRank(), type, job.name + " on " + where(),
-                                             std::move(outputs));
+                                             std::move(outputs), device);
   job.works.push_back(work);
   {
     std::lock_guard<std::mutex> lock(coalesceMu_);
     if (coalescing_) {
+      TORCH_CHECK(!job.stream || !coalesced_.stream || *job.stream == *coalesced_.stream,
+                  "braid: ", job.name, " on ", where(),
+                  " joins a coalesced batch issued on "
+                  "another CUDA stream; one batch runs on one stream");
       coalesced_.absorb(std::move(job));
       return work;
     }
@@ -175,7 +199,7 @@ c10::intrusive_ptr<c10d::Work> BraidBackend::endCoalescing() {
 c10::intrusive_ptr<BraidBackend> BraidBackend::splitByColor(int color, int key) {
   braidComm_t child = nullptr;
   // The call runs on the worker thread while this thread waits, so `child` outlives it.
-  runAndWait("split", [&child, color, key](braidComm_t comm) {
+  runAndWait("split", [&child, color, key](braidComm_t comm, braidStream_t) {
     return braidCommSplit(comm, color, key, &child);
   });
   if (child == nullptr) return {};

@@ -12,6 +12,9 @@
  *
  * Every operation becomes a Job (work.h) run by this backend's worker thread in
  * issue order; the returned Work's future completes with the output tensors.
+ * CUDA tensors are stream-ordered like ProcessGroupNCCL's: the Job remembers the
+ * caller's current stream, the worker enqueues the braid call there (braid's
+ * device path returns at once), and the future records an event after it.
  * Between startCoalescing and endCoalescing, Jobs are merged into one braid
  * group, which is what batch_isend_irecv and the coalescing manager need.
  *
@@ -117,9 +120,10 @@ class BraidBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
  private:
-  /// Queues `job` (or adds it to the coalesced batch) and returns its Work.
-  c10::intrusive_ptr<c10d::Work> submit(c10d::OpType type, Job job,
-                                        std::vector<at::Tensor> outputs);
+  /// Queues `job` (or adds it to the coalesced batch) and returns its Work. A CUDA `place`
+  /// (the operation's first tensor) binds the Job to that device's current stream.
+  c10::intrusive_ptr<c10d::Work> submit(c10d::OpType type, Job job, std::vector<at::Tensor> outputs,
+                                        const at::Tensor& place = at::Tensor());
   /// Runs one Job on the worker thread; throws DistBackendError naming the rank.
   void runJob(Job& job);
   /// Runs `call` on the worker thread after everything queued before it, and waits.

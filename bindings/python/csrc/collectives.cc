@@ -17,6 +17,11 @@ namespace {
 using c10d::OpType;
 using WorkPtr = c10::intrusive_ptr<c10d::Work>;
 
+// The tensor whose device (and current stream) an operation on `list` runs on.
+at::Tensor first(const std::vector<at::Tensor>& list) {
+  return list.empty() ? at::Tensor() : list.front();
+}
+
 Job named(const char* name, bool pointToPoint = false) {
   Job job;
   job.name = name;
@@ -66,8 +71,9 @@ at::Tensor unpacked(Job& job, const std::vector<at::Tensor>& parts, const at::Te
 // all_gather_into_tensor's contract: `whole` holds one `block`-sized part per rank.
 // reduce_scatter_tensor has the same one, with input and output swapped.
 void checkBlocks(const at::Tensor& whole, const at::Tensor& block, int size, const char* api) {
-  checkHostTensor(whole, api);
-  checkHostTensor(block, api);
+  checkTensor(whole, api);
+  checkTensor(block, api);
+  checkSameDevice(whole, block, api, "the larger tensor");
   TORCH_CHECK(whole.scalar_type() == block.scalar_type(), "braid: ", api, ": dtypes ",
               whole.scalar_type(), " and ", block.scalar_type(), " differ");
   TORCH_CHECK(whole.numel() == block.numel() * size, "braid: ", api, ": the larger tensor has ",
@@ -117,15 +123,15 @@ BraidCall allToAllBytes(at::Tensor in, std::vector<size_t> sendBytes, at::Tensor
                         std::vector<size_t> recvBytes) {
   std::vector<size_t> sendDispls = displacements(sendBytes);
   std::vector<size_t> recvDispls = displacements(recvBytes);
-  return [=](braidComm_t comm) {
+  return [=](braidComm_t comm, braidStream_t stream) {
     return braidAllToAllv(in.data_ptr(), sendBytes.data(), sendDispls.data(), out.data_ptr(),
-                          recvBytes.data(), recvDispls.data(), braidUint8, comm, nullptr);
+                          recvBytes.data(), recvDispls.data(), braidUint8, comm, stream);
   };
 }
 
 BraidCall allGatherBytes(at::Tensor in, at::Tensor out) {
-  return [in, out](braidComm_t comm) {
-    return braidAllGather(in.data_ptr(), out.data_ptr(), bytesOf(in), braidUint8, comm, nullptr);
+  return [in, out](braidComm_t comm, braidStream_t stream) {
+    return braidAllGather(in.data_ptr(), out.data_ptr(), bytesOf(in), braidUint8, comm, stream);
   };
 }
 
@@ -133,9 +139,9 @@ BraidCall reduceScatterCall(at::Tensor in, at::Tensor out, const c10d::ReduceOp&
                             const char* api) {
   braidDataType_t type = reductionType(out.scalar_type(), api);
   braidRedOp_t braidOp = reductionOp(op, api);
-  return [in, out, type, braidOp](braidComm_t comm) {
+  return [in, out, type, braidOp](braidComm_t comm, braidStream_t stream) {
     return braidReduceScatter(in.data_ptr(), out.data_ptr(), out.numel(), type, braidOp, comm,
-                              nullptr);
+                              stream);
   };
 }
 
@@ -146,14 +152,15 @@ WorkPtr BraidBackend::allreduce(std::vector<at::Tensor>& tensors,
   Job job = named("allreduce");
   braidRedOp_t op = reductionOp(opts.reduceOp, "allreduce");
   for (const auto& t : tensors) {
-    checkHostTensor(t, "allreduce");
+    checkTensor(t, "allreduce");
+    checkSameDevice(t, tensors.front(), "allreduce", "a tensor");
     braidDataType_t type = reductionType(t.scalar_type(), "allreduce");
     at::Tensor buf = writable(job, t);
-    job.calls.push_back([buf, type, op](braidComm_t comm) {
-      return braidAllReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, comm, nullptr);
+    job.calls.push_back([buf, type, op](braidComm_t comm, braidStream_t stream) {
+      return braidAllReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, comm, stream);
     });
   }
-  return submit(OpType::ALLREDUCE, std::move(job), tensors);
+  return submit(OpType::ALLREDUCE, std::move(job), tensors, first(tensors));
 }
 
 WorkPtr BraidBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
@@ -167,14 +174,15 @@ WorkPtr BraidBackend::broadcast(std::vector<at::Tensor>& tensors,
   Job job = named("broadcast");
   const int root = static_cast<int>(opts.rootRank);
   for (const auto& t : tensors) {
-    checkHostTensor(t, "broadcast");
+    checkTensor(t, "broadcast");
+    checkSameDevice(t, tensors.front(), "broadcast", "a tensor");
     at::Tensor buf = writable(job, t);
-    job.calls.push_back([buf, root](braidComm_t comm) {
+    job.calls.push_back([buf, root](braidComm_t comm, braidStream_t stream) {
       return braidBroadcast(buf.data_ptr(), buf.data_ptr(), bytesOf(buf), braidUint8, root, comm,
-                            nullptr);
+                            stream);
     });
   }
-  return submit(OpType::BROADCAST, std::move(job), tensors);
+  return submit(OpType::BROADCAST, std::move(job), tensors, first(tensors));
 }
 
 WorkPtr BraidBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
@@ -183,15 +191,15 @@ WorkPtr BraidBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::Reduc
   const int root = static_cast<int>(opts.rootRank);
   braidRedOp_t op = reductionOp(opts.reduceOp, "reduce");
   for (const auto& t : tensors) {
-    checkHostTensor(t, "reduce");
+    checkTensor(t, "reduce");
+    checkSameDevice(t, tensors.front(), "reduce", "a tensor");
     braidDataType_t type = reductionType(t.scalar_type(), "reduce");
     at::Tensor buf = writable(job, t);
-    job.calls.push_back([buf, type, op, root](braidComm_t comm) {
-      return braidReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, root, comm,
-                         nullptr);
+    job.calls.push_back([buf, type, op, root](braidComm_t comm, braidStream_t stream) {
+      return braidReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, root, comm, stream);
     });
   }
-  return submit(OpType::REDUCE, std::move(job), tensors);
+  return submit(OpType::REDUCE, std::move(job), tensors, first(tensors));
 }
 
 WorkPtr BraidBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -199,13 +207,13 @@ WorkPtr BraidBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                 const c10d::AllgatherOptions& /*opts*/) {
   checkCount(inputs.size(), 1, "allgather", "input tensor");
   checkCount(outputs.size(), 1, "allgather", "output list");
-  checkHostTensor(inputs[0], "allgather");
+  checkTensor(inputs[0], "allgather");
   checkCount(outputs[0].size(), getSize(), "allgather", "output tensors (one per rank)");
   checkSameShape(outputs[0], inputs[0], "allgather", "output");
   Job job = named("allgather");
   at::Tensor flat = unpacked(job, outputs[0], inputs[0]);
   job.calls.push_back(allGatherBytes(inputs[0].contiguous(), flat));
-  return submit(OpType::ALLGATHER, std::move(job), outputs[0]);
+  return submit(OpType::ALLGATHER, std::move(job), outputs[0], inputs[0]);
 }
 
 WorkPtr BraidBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
@@ -213,7 +221,7 @@ WorkPtr BraidBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
   checkBlocks(output, input, getSize(), "all_gather_into_tensor");
   Job job = named("all_gather_into_tensor");
   job.calls.push_back(allGatherBytes(input.contiguous(), writable(job, output)));
-  return submit(OpType::_ALLGATHER_BASE, std::move(job), {output});
+  return submit(OpType::_ALLGATHER_BASE, std::move(job), {output}, input);
 }
 
 WorkPtr BraidBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
@@ -223,9 +231,10 @@ WorkPtr BraidBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& o
   Job batch = named("allgather_into_tensor_coalesced");
   for (size_t i = 0; i < inputs.size(); ++i) {
     checkBlocks(outputs[i], inputs[i], getSize(), "allgather_into_tensor_coalesced");
+    checkSameDevice(inputs[i], inputs[0], "allgather_into_tensor_coalesced", "an input");
     batch.calls.push_back(allGatherBytes(inputs[i].contiguous(), writable(batch, outputs[i])));
   }
-  return submit(OpType::ALLGATHER_INTO_TENSOR_COALESCED, std::move(batch), outputs);
+  return submit(OpType::ALLGATHER_INTO_TENSOR_COALESCED, std::move(batch), outputs, first(inputs));
 }
 
 WorkPtr BraidBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputLists,
@@ -236,7 +245,8 @@ WorkPtr BraidBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& 
   Job job = named("allgather_coalesced");
   std::vector<at::Tensor> all;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    checkHostTensor(inputs[i], "allgather_coalesced");
+    checkTensor(inputs[i], "allgather_coalesced");
+    checkSameDevice(inputs[i], inputs[0], "allgather_coalesced", "an input");
     std::vector<at::Tensor> fromEachRank;
     for (auto& list : outputLists) {
       checkCount(list.size(), inputs.size(), "allgather_coalesced", "tensors per output list");
@@ -247,14 +257,14 @@ WorkPtr BraidBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& 
     at::Tensor flat = unpacked(job, fromEachRank, inputs[i]);
     job.calls.push_back(allGatherBytes(inputs[i].contiguous(), flat));
   }
-  return submit(OpType::ALLGATHER_COALESCED, std::move(job), all);
+  return submit(OpType::ALLGATHER_COALESCED, std::move(job), all, first(inputs));
 }
 
 WorkPtr BraidBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
                              std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
   checkRoot(opts.rootRank, getSize(), "gather");
   checkCount(inputs.size(), 1, "gather", "input tensor");
-  checkHostTensor(inputs[0], "gather");
+  checkTensor(inputs[0], "gather");
   const int root = static_cast<int>(opts.rootRank);
   Job job = named("gather");
   at::Tensor flat;  // only the root receives
@@ -267,11 +277,11 @@ WorkPtr BraidBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
     results = outputs[0];
   }
   at::Tensor in = inputs[0].contiguous();
-  job.calls.push_back([in, flat, root](braidComm_t comm) {
+  job.calls.push_back([in, flat, root](braidComm_t comm, braidStream_t stream) {
     return braidGather(in.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr, bytesOf(in),
-                       braidUint8, root, comm, nullptr);
+                       braidUint8, root, comm, stream);
   });
-  return submit(OpType::GATHER, std::move(job), results);
+  return submit(OpType::GATHER, std::move(job), results, inputs[0]);
 }
 
 WorkPtr BraidBackend::scatter(std::vector<at::Tensor>& outputs,
@@ -279,7 +289,7 @@ WorkPtr BraidBackend::scatter(std::vector<at::Tensor>& outputs,
                               const c10d::ScatterOptions& opts) {
   checkRoot(opts.rootRank, getSize(), "scatter");
   checkCount(outputs.size(), 1, "scatter", "output tensor");
-  checkHostTensor(outputs[0], "scatter");
+  checkTensor(outputs[0], "scatter");
   const int root = static_cast<int>(opts.rootRank);
   Job job = named("scatter");
   at::Tensor flat;  // only the root sends
@@ -290,11 +300,11 @@ WorkPtr BraidBackend::scatter(std::vector<at::Tensor>& outputs,
     flat = packed(job, inputs[0], outputs[0]);
   }
   at::Tensor out = writable(job, outputs[0]);
-  job.calls.push_back([flat, out, root](braidComm_t comm) {
+  job.calls.push_back([flat, out, root](braidComm_t comm, braidStream_t stream) {
     return braidScatter(flat.defined() ? flat.data_ptr() : nullptr, out.data_ptr(), bytesOf(out),
-                        braidUint8, root, comm, nullptr);
+                        braidUint8, root, comm, stream);
   });
-  return submit(OpType::SCATTER, std::move(job), outputs);
+  return submit(OpType::SCATTER, std::move(job), outputs, outputs[0]);
 }
 
 WorkPtr BraidBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -302,14 +312,14 @@ WorkPtr BraidBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
                                      const c10d::ReduceScatterOptions& opts) {
   checkCount(outputs.size(), 1, "reduce_scatter", "output tensor");
   checkCount(inputs.size(), 1, "reduce_scatter", "input list");
-  checkHostTensor(outputs[0], "reduce_scatter");
+  checkTensor(outputs[0], "reduce_scatter");
   checkCount(inputs[0].size(), getSize(), "reduce_scatter", "input tensors (one per rank)");
   checkSameShape(inputs[0], outputs[0], "reduce_scatter", "input");
   Job job = named("reduce_scatter");
   at::Tensor flat = packed(job, inputs[0], outputs[0]);
   job.calls.push_back(
       reduceScatterCall(flat, writable(job, outputs[0]), opts.reduceOp, "reduce_scatter"));
-  return submit(OpType::REDUCE_SCATTER, std::move(job), outputs);
+  return submit(OpType::REDUCE_SCATTER, std::move(job), outputs, outputs[0]);
 }
 
 WorkPtr BraidBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -318,7 +328,7 @@ WorkPtr BraidBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input
   Job job = named("reduce_scatter_tensor");
   job.calls.push_back(reduceScatterCall(input.contiguous(), writable(job, output), opts.reduceOp,
                                         "reduce_scatter_tensor"));
-  return submit(OpType::_REDUCE_SCATTER_BASE, std::move(job), {output});
+  return submit(OpType::_REDUCE_SCATTER_BASE, std::move(job), {output}, output);
 }
 
 WorkPtr BraidBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
@@ -328,18 +338,20 @@ WorkPtr BraidBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& o
   Job batch = named("reduce_scatter_tensor_coalesced");
   for (size_t i = 0; i < inputs.size(); ++i) {
     checkBlocks(inputs[i], outputs[i], getSize(), "reduce_scatter_tensor_coalesced");
+    checkSameDevice(inputs[i], inputs[0], "reduce_scatter_tensor_coalesced", "an input");
     batch.calls.push_back(reduceScatterCall(inputs[i].contiguous(), writable(batch, outputs[i]),
                                             opts.reduceOp, "reduce_scatter_tensor_coalesced"));
   }
-  return submit(OpType::REDUCE_SCATTER_TENSOR_COALESCED, std::move(batch), outputs);
+  return submit(OpType::REDUCE_SCATTER_TENSOR_COALESCED, std::move(batch), outputs, first(inputs));
 }
 
 WorkPtr BraidBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
                                     std::vector<int64_t>& outputSplits,
                                     std::vector<int64_t>& inputSplits,
                                     const c10d::AllToAllOptions& /*opts*/) {
-  checkHostTensor(input, "all_to_all_single");
-  checkHostTensor(output, "all_to_all_single");
+  checkTensor(input, "all_to_all_single");
+  checkTensor(output, "all_to_all_single");
+  checkSameDevice(output, input, "all_to_all_single", "the output");
   TORCH_CHECK(input.scalar_type() == output.scalar_type(),
               "braid: all_to_all_single: input "
               "dtype ",
@@ -348,7 +360,7 @@ WorkPtr BraidBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
   job.calls.push_back(allToAllBytes(
       input.contiguous(), blockBytes(input, inputSplits, getSize(), "input splits"),
       writable(job, output), blockBytes(output, outputSplits, getSize(), "output splits")));
-  return submit(OpType::ALLTOALL_BASE, std::move(job), {output});
+  return submit(OpType::ALLTOALL_BASE, std::move(job), {output}, input);
 }
 
 WorkPtr BraidBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
@@ -358,8 +370,10 @@ WorkPtr BraidBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at:
   std::vector<size_t> sendBytes;
   std::vector<size_t> recvBytes;
   for (int r = 0; r < getSize(); ++r) {
-    checkHostTensor(inputs[r], "all_to_all");
-    checkHostTensor(outputs[r], "all_to_all");
+    checkTensor(inputs[r], "all_to_all");
+    checkTensor(outputs[r], "all_to_all");
+    checkSameDevice(inputs[r], inputs[0], "all_to_all", "an input");
+    checkSameDevice(outputs[r], inputs[0], "all_to_all", "an output");
     TORCH_CHECK(inputs[r].scalar_type() == inputs[0].scalar_type() &&
                     outputs[r].scalar_type() == inputs[0].scalar_type(),
                 "braid: all_to_all: every input and output must have dtype ",
@@ -371,37 +385,38 @@ WorkPtr BraidBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at:
   at::Tensor in = packed(job, inputs, inputs[0]);
   at::Tensor out = unpacked(job, outputs, inputs[0]);
   job.calls.push_back(allToAllBytes(in, sendBytes, out, recvBytes));
-  return submit(OpType::ALLTOALL, std::move(job), outputs);
+  return submit(OpType::ALLTOALL, std::move(job), outputs, inputs[0]);
 }
 
 WorkPtr BraidBackend::send(std::vector<at::Tensor>& tensors, int dstRank, int /*tag*/) {
   // braid matches messages between two ranks in issue order; c10d tags are not needed for that.
   checkCount(tensors.size(), 1, "send", "tensor");
-  checkHostTensor(tensors[0], "send");
+  checkTensor(tensors[0], "send");
   checkRoot(dstRank, getSize(), "send (destination)");
   Job job = named("send", /*pointToPoint=*/true);
   at::Tensor in = tensors[0].contiguous();
-  job.calls.push_back([in, dstRank](braidComm_t comm) {
-    return braidSend(in.data_ptr(), bytesOf(in), braidUint8, dstRank, comm, nullptr);
+  job.calls.push_back([in, dstRank](braidComm_t comm, braidStream_t stream) {
+    return braidSend(in.data_ptr(), bytesOf(in), braidUint8, dstRank, comm, stream);
   });
-  return submit(OpType::SEND, std::move(job), tensors);
+  return submit(OpType::SEND, std::move(job), tensors, tensors[0]);
 }
 
 WorkPtr BraidBackend::recv(std::vector<at::Tensor>& tensors, int srcRank, int /*tag*/) {
   checkCount(tensors.size(), 1, "recv", "tensor");
-  checkHostTensor(tensors[0], "recv");
+  checkTensor(tensors[0], "recv");
   checkRoot(srcRank, getSize(), "recv (source)");
   Job job = named("recv", /*pointToPoint=*/true);
   at::Tensor out = writable(job, tensors[0]);
-  job.calls.push_back([out, srcRank](braidComm_t comm) {
-    return braidRecv(out.data_ptr(), bytesOf(out), braidUint8, srcRank, comm, nullptr);
+  job.calls.push_back([out, srcRank](braidComm_t comm, braidStream_t stream) {
+    return braidRecv(out.data_ptr(), bytesOf(out), braidUint8, srcRank, comm, stream);
   });
-  return submit(OpType::RECV, std::move(job), tensors);
+  return submit(OpType::RECV, std::move(job), tensors, tensors[0]);
 }
 
 WorkPtr BraidBackend::barrier(const c10d::BarrierOptions& /*opts*/) {
   Job job = named("barrier");
-  job.calls.push_back([](braidComm_t comm) { return braidBarrier(comm, nullptr); });
+  job.calls.push_back(
+      [](braidComm_t comm, braidStream_t stream) { return braidBarrier(comm, stream); });
   return submit(OpType::BARRIER, std::move(job), {});
 }
 

@@ -69,23 +69,29 @@ inline braidRedOp_t reductionOp(const c10d::ReduceOp& op, const char* api) {
   }
 }
 
-/// Rejects tensors braid cannot address: CUDA (not yet), sparse, and other devices.
-inline void checkHostTensor(const at::Tensor& t, const char* api) {
+/// Rejects tensors braid cannot address: sparse ones, and devices other than CPU and CUDA.
+inline void checkTensor(const at::Tensor& t, const char* api) {
   TORCH_CHECK(t.defined(), "braid: ", api, " got an undefined tensor");
-  TORCH_CHECK(!t.is_cuda(), "braid: ", api,
-              " got a CUDA tensor, but braid's device path is not built yet; use "
-              "CPU tensors, or backend=\"cpu:braid,cuda:nccl\"");
-  TORCH_CHECK(t.device().is_cpu(), "braid: ", api, " got a tensor on ", t.device(),
-              "; braid runs on CPU tensors");
+  TORCH_CHECK(t.device().is_cpu() || t.is_cuda(), "braid: ", api, " got a tensor on ", t.device(),
+              "; braid takes CPU and CUDA tensors");
   TORCH_CHECK(t.layout() == at::kStrided, "braid: ", api,
               " got a sparse tensor; braid moves dense tensors only");
+}
+
+/// Throws unless `t` lives where `like` does: one operation runs on one device.
+inline void checkSameDevice(const at::Tensor& t, const at::Tensor& like, const char* api,
+                            const char* what) {
+  TORCH_CHECK(t.device() == like.device(), "braid: ", api, ": ", what, " is on ", t.device(),
+              " but the operation's first tensor is on ", like.device(),
+              "; every tensor of one operation must be on the same device");
 }
 
 /// Checks that every tensor of `list` matches `like` in dtype and element count.
 inline void checkSameShape(const std::vector<at::Tensor>& list, const at::Tensor& like,
                            const char* api, const char* what) {
   for (size_t i = 0; i < list.size(); ++i) {
-    checkHostTensor(list[i], api);
+    checkTensor(list[i], api);
+    checkSameDevice(list[i], like, api, what);
     TORCH_CHECK(list[i].scalar_type() == like.scalar_type(), "braid: ", api, ": ", what, "[", i,
                 "] has dtype ", list[i].scalar_type(), " but the input has ", like.scalar_type());
     TORCH_CHECK(list[i].numel() == like.numel(), "braid: ", api, ": ", what, "[", i, "] has ",

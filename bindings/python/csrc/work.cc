@@ -7,13 +7,13 @@
 namespace braid::torch_backend {
 
 BraidWork::BraidWork(int rank, c10d::OpType type, std::string description,
-                     std::vector<at::Tensor> outputs)
+                     std::vector<at::Tensor> outputs, std::optional<c10::Device> device)
     : c10d::Work(rank, type),
       description_(std::move(description)),
       outputs_(std::move(outputs)),
-      future_(
-          c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
-}
+      future_(c10::make_intrusive<c10::ivalue::Future>(
+          c10::ListType::create(c10::TensorType::get()),
+          device ? std::vector<c10::Device>{*device} : std::vector<c10::Device>{})) {}
 
 bool BraidWork::wait(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -24,6 +24,8 @@ bool BraidWork::wait(std::chrono::milliseconds timeout) {
                                           std::to_string(timeout.count()) + " ms");
   }
   if (exception_) std::rethrow_exception(exception_);
+  // CUDA: the caller's current stream waits for the event recorded after the operation.
+  if (!future_->devices().empty()) future_->wait();
   return true;
 }
 
@@ -52,6 +54,7 @@ void Job::absorb(Job&& other) {
   for (auto& b : other.before) before.push_back(std::move(b));
   for (auto& a : other.after) after.push_back(std::move(a));
   for (auto& w : other.works) works.push_back(std::move(w));
+  if (!stream) stream = other.stream;
 }
 
 JobQueue::JobQueue(std::function<void(Job&)> run)

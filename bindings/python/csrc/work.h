@@ -19,11 +19,13 @@
 #define BRAID_BINDINGS_PYTHON_WORK_H_
 
 #include <braid.h>
+#include <c10/core/Stream.h>
 
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -32,11 +34,18 @@
 namespace braid::torch_backend {
 
 /// A c10d Work completed by the worker thread; its future carries the output tensors.
+///
+/// On CUDA tensors (`device` set) the Work completes once the worker has enqueued the
+/// operation on the stream it was issued on; the future then records an event there, as
+/// ProcessGroupNCCL's does, so wait() and the future's callbacks order the caller's current
+/// stream after the operation instead of blocking the host until the GPU is done.
 class BraidWork : public c10d::Work {
  public:
-  BraidWork(int rank, c10d::OpType type, std::string description, std::vector<at::Tensor> outputs);
+  BraidWork(int rank, c10d::OpType type, std::string description, std::vector<at::Tensor> outputs,
+            std::optional<c10::Device> device = std::nullopt);
 
-  /// Blocks until the Job ran; throws the Job's error, or a timeout naming the rank.
+  /// Blocks until the Job ran (CUDA: was enqueued, then the current stream waits for it);
+  /// throws the Job's error, or a timeout naming the rank.
   bool wait(std::chrono::milliseconds timeout = ::kNoTimeout) override;
   std::vector<at::Tensor> result() override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
@@ -50,8 +59,9 @@ class BraidWork : public c10d::Work {
   const c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
-/// One braid call on the backend's communicator.
-using BraidCall = std::function<braidResult_t(braidComm_t)>;
+/// One braid call on the backend's communicator; `stream` is the CUDA stream of a Job on CUDA
+/// tensors, nullptr for host tensors (braid completes those before returning).
+using BraidCall = std::function<braidResult_t(braidComm_t, braidStream_t)>;
 
 /// What one c10d operation (or one coalesced batch of them) asks the worker to do.
 struct Job {
@@ -61,6 +71,10 @@ struct Job {
   std::vector<std::function<void()>> after;          // copies from staging buffers to outputs
   std::vector<c10::intrusive_ptr<BraidWork>> works;  // completed when the Job finishes
   bool pointToPoint = false;                         // consecutive p2p Jobs are fused by the worker
+  // CUDA tensors: the caller's current stream when the operation was issued. The worker runs
+  // the staging copies and the braid calls on it, so they follow what the caller enqueued
+  // before (the tensors' producers) in stream order.
+  std::optional<c10::Stream> stream;
 
   /// Appends `other` to this Job (coalescing): its calls, staging and works.
   void absorb(Job&& other);

@@ -40,13 +40,16 @@ def _entry(rank, world_size, port, backend, timeout_s, device_id, fn, args):
         dist.destroy_process_group()
 
 
-def run_ranks(world_size, fn, *args, backend="braid", timeout_s=120, device_id=None):
+def run_ranks(world_size, fn, *args, backend="braid", timeout_s=120, device_id=None,
+              start_method="fork"):
     """Runs fn(rank, world_size, *args) on `world_size` forked ranks; raises if any fails.
-    device_id binds the default group to a device (init_process_group's argument)."""
+    device_id binds the default group to a device (init_process_group's argument).
+    start_method "spawn" is for CUDA tests: a forked child cannot use CUDA once the parent
+    has touched it (fn must then be importable by module and name)."""
     mp.start_processes(
         _entry,
         args=(world_size, free_port(), backend, timeout_s, device_id, fn, args),
         nprocs=world_size,
         join=True,
-        start_method="fork",
+        start_method=start_method,
     )

@@ -41,9 +41,9 @@ def missing_peer(rank, world):
     dist.barrier(group=gloo)  # rank 1 waits here for rank 0
 
 
-def non_cpu_tensor_rejected(rank, world):
+def other_device_tensor_rejected(rank, world):
     backend = dist.group.WORLD._get_backend(torch.device("cpu"))
-    with pytest.raises(Exception, match="braid runs on CPU tensors"):
+    with pytest.raises(Exception, match="allreduce got a tensor on meta; braid takes CPU and CUDA"):
         backend.allreduce([torch.empty(4, device="meta")])
     t = torch.ones(2)
     dist.all_reduce(t)  # the rejected call queued nothing: ranks are still in step
@@ -59,5 +59,5 @@ def test_collective_without_peer_times_out():
     run_ranks(2, missing_peer, timeout_s=10)
 
 
-def test_non_cpu_tensors_are_rejected():
-    run_ranks(2, non_cpu_tensor_rejected)
+def test_tensors_on_other_devices_are_rejected():
+    run_ranks(2, other_device_tensor_rejected)

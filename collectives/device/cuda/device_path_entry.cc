@@ -1,7 +1,5 @@
-// The C entry points libbraid finds with dlsym in libbraid_cuda.so (src/comm/device_path.cc).
-// Plain functions over opaque handles, so the two libraries share no C++ object layout but
-// coll::CollArgs, which both build from the same header. A handle holds either kind of
-// group: ranks of one process on one GPU, or one rank of a cross-process (cuda_p2p) group.
+// The C table libbraid finds with dlsym in libbraid_cuda.so (src/comm/device_path.cc; the
+// table's contract is in device_path_abi.h): plain functions over opaque handles.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -11,6 +9,7 @@
 #include "collectives/device/cuda/ipc_group.h"
 #include "collectives/device/cuda/single_device_group.h"
 
+using braid::coll::Overrides;
 using braid::device::DeviceGroupOptions;
 using braid::device::IpcDeviceGroup;
 using braid::device::PeerGroupOptions;
@@ -29,8 +28,22 @@ int report(const braid::Status& s, char* error, size_t errorBytes) {
   return s.code() == braidInvalidUsage ? 2 : s.code() == braidInvalidArgument ? 3 : 1;
 }
 
-void* createGroup(int nranks, int device, char* error, size_t errorBytes) {
-  auto group = SingleDeviceGroup::create(nranks, device, DeviceGroupOptions{});
+// The communicator's BRAID_ALGO / BRAID_PROTO, which libbraid parsed at init already.
+braid::Result<Overrides> overridesFrom(const char* algorithm, const char* protocol) {
+  return Overrides::parse(algorithm != nullptr ? algorithm : "",
+                          protocol != nullptr ? protocol : "");
+}
+
+void* createGroup(int nranks, int device, const char* algorithm, const char* protocol, char* error,
+                  size_t errorBytes) {
+  braid::Result<Overrides> overrides = overridesFrom(algorithm, protocol);
+  if (!overrides.isOk()) {
+    report(overrides.status(), error, errorBytes);
+    return nullptr;
+  }
+  DeviceGroupOptions options;
+  options.overrides = std::move(*overrides);
+  auto group = SingleDeviceGroup::create(nranks, device, options);
   if (!group.isOk()) {
     report(group.status(), error, errorBytes);
     return nullptr;
@@ -38,8 +51,14 @@ void* createGroup(int nranks, int device, char* error, size_t errorBytes) {
   return new GroupHandle{std::move(*group), nullptr};
 }
 
-void* createPeerGroup(int rank, int nranks, const void* buffer, BraidAllGatherFn allGather,
-                      void* context, char* error, size_t errorBytes) {
+void* createPeerGroup(int rank, int nranks, const void* buffer, const char* algorithm,
+                      const char* protocol, BraidAllGatherFn allGather, void* context, char* error,
+                      size_t errorBytes) {
+  braid::Result<Overrides> overrides = overridesFrom(algorithm, protocol);
+  if (!overrides.isOk()) {
+    report(overrides.status(), error, errorBytes);
+    return nullptr;
+  }
   cudaPointerAttributes attributes{};
   const cudaError_t err = cudaPointerGetAttributes(&attributes, buffer);
   if (err != cudaSuccess || attributes.type != cudaMemoryTypeDevice) {
@@ -52,8 +71,9 @@ void* createPeerGroup(int rank, int nranks, const void* buffer, BraidAllGatherFn
     if (allGather(context, data, bytes, why, sizeof(why)) == 0) return braid::Status::ok();
     return braid::internalError(std::string("exchanging device FIFO handles: ") + why);
   };
-  auto group =
-      IpcDeviceGroup::create(rank, nranks, attributes.device, PeerGroupOptions{}, exchange);
+  PeerGroupOptions options;
+  options.overrides = std::move(*overrides);
+  auto group = IpcDeviceGroup::create(rank, nranks, attributes.device, options, exchange);
   if (!group.isOk()) {
     report(group.status(), error, errorBytes);
     return nullptr;
@@ -63,11 +83,20 @@ void* createPeerGroup(int rank, int nranks, const void* buffer, BraidAllGatherFn
 
 void releaseGroup(void* group) { delete static_cast<GroupHandle*>(group); }
 
-int enqueue(void* group, const braid::coll::CollArgs* args, const void* send, void* recv,
-            void* stream, char* error, size_t errorBytes) {
+int enqueue(void* group, const BraidDeviceCall* call, const void* send, void* recv, void* stream,
+            char* error, size_t errorBytes) {
   auto& g = *static_cast<GroupHandle*>(group);
-  const braid::Status s = g.peer ? g.peer->enqueue(*args, send, recv, stream)
-                                 : g.single->enqueue(*args, send, recv, stream);
+  braid::coll::CollArgs args;
+  args.kind = static_cast<braid::coll::CollKind>(call->kind);
+  args.count = call->count;
+  args.type = static_cast<braidDataType_t>(call->type);
+  args.op = static_cast<braidRedOp_t>(call->op);
+  args.root = call->root;
+  args.rank = call->rank;
+  args.nranks = call->nranks;
+  args.inPlace = call->inPlace != 0;
+  const braid::Status s = g.peer ? g.peer->enqueue(args, send, recv, stream)
+                                 : g.single->enqueue(args, send, recv, stream);
   return report(s, error, errorBytes);
 }
 
@@ -76,15 +105,16 @@ int check(void* group, int rank, char* error, size_t errorBytes) {
   return report(g.peer ? g.peer->check() : g.single->check(rank), error, errorBytes);
 }
 
-const BraidDevicePathV1 kApi{1, &createGroup, &releaseGroup, &enqueue, &check};
-const BraidDevicePathV2 kApiV2{2, &kApi, &createPeerGroup};
+const BraidDevicePath kApi{sizeof(BraidDevicePath),
+                           kBraidDevicePathVersion,
+                           &createGroup,
+                           &createPeerGroup,
+                           &releaseGroup,
+                           &enqueue,
+                           &check};
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const BraidDevicePathV1* braidDevicePathV1() {
+extern "C" __attribute__((visibility("default"))) const BraidDevicePath* braidDevicePath() {
   return &kApi;
-}
-
-extern "C" __attribute__((visibility("default"))) const BraidDevicePathV2* braidDevicePathV2() {
-  return &kApiV2;
 }

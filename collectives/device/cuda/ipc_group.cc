@@ -169,7 +169,7 @@ Result<const IpcDeviceGroup::CallPlan*> IpcDeviceGroup::planFor(const coll::Coll
   // Every rank's plan decides the channel count both ends of a FIFO use; only this rank's
   // is uploaded (the peers build the same ones in their processes).
   BRAID_ASSIGN_OR_RETURN(GroupPlans group,
-                         planGroupCall(args, int(options_.fifos.channels), options_.llMaxBytes));
+                         planGroupCall(args, int(options_.fifos.channels), options_.overrides));
   const DevicePlan& plan = group.ranks[size_t(rank_)];
   auto* stream = static_cast<cudaStream_t>(uploads_);
   CallPlan call;

@@ -36,6 +36,7 @@
 #include "collectives/device/peer_exchange.h"
 #include "collectives/device/peer_fifo_layout.h"
 #include "collectives/schedule.h"
+#include "collectives/select.h"
 #include "core/status.h"
 
 struct CUstream_st;
@@ -45,7 +46,7 @@ namespace braid::device {
 struct PeerGroupOptions {
   PeerFifoConfig fifos;
   int threadsPerBlock = 256;
-  size_t llMaxBytes = 64 << 10;  // LL for calls of at most this many bytes
+  coll::Overrides overrides;  // BRAID_ALGO / BRAID_PROTO (collectives/select.h)
   // Idle polls per step before a stall is reported (about a minute; see DeviceGroupOptions).
   uint64_t spinLimit = uint64_t(1) << 30;
 };

@@ -87,7 +87,7 @@ Result<const SingleDeviceGroup::CallPlan*> SingleDeviceGroup::planFor(const coll
   auto it = plans_.find(key);
   if (it != plans_.end()) return &it->second;
   BRAID_ASSIGN_OR_RETURN(GroupPlans group,
-                         planGroupCall(args, options_.channels, options_.llMaxBytes));
+                         planGroupCall(args, options_.channels, options_.overrides));
   CallPlan call;
   for (int r = 0; r < nranks_; ++r) {
     const DevicePlan& plan = group.ranks[size_t(r)];

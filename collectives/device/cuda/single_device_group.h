@@ -24,6 +24,7 @@
 
 #include "collectives/device/launch.h"
 #include "collectives/schedule.h"
+#include "collectives/select.h"
 #include "core/status.h"
 
 struct CUstream_st;  // cudaStream_t's pointee, so this header needs no CUDA headers
@@ -37,7 +38,7 @@ struct DeviceGroupOptions {
   uint32_t simpleSlotBytes = 64 << 10;  // 512 KiB per Simple FIFO
   uint32_t llSlots = 8;
   uint32_t llSlotBytes = 4 << 10;  // 2 KiB payload per LL slot
-  size_t llMaxBytes = 64 << 10;    // LL for per-rank buffers up to this size
+  coll::Overrides overrides;       // BRAID_ALGO / BRAID_PROTO (collectives/select.h)
   // Idle polls (~64-128 ns naps) in one step before a stall is reported: about a minute, so
   // ranks whose host threads reach a collective seconds apart still meet. Tests lower it.
   uint64_t spinLimit = uint64_t(1) << 30;
