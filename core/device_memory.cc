@@ -12,9 +12,10 @@ namespace {
 // The few driver API values used here (cuda.h is not needed to build braid).
 using CuPointerGetAttribute = int (*)(void* data, int attribute, uintptr_t ptr);
 constexpr int kCudaSuccess = 0;
-constexpr int kAttributeMemoryType = 2;    // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-constexpr int kAttributeIsManaged = 8;     // CU_POINTER_ATTRIBUTE_IS_MANAGED
-constexpr unsigned kMemoryTypeDevice = 2;  // CU_MEMORYTYPE_DEVICE
+constexpr int kAttributeMemoryType = 2;     // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+constexpr int kAttributeIsManaged = 8;      // CU_POINTER_ATTRIBUTE_IS_MANAGED
+constexpr int kAttributeDeviceOrdinal = 9;  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+constexpr unsigned kMemoryTypeDevice = 2;   // CU_MEMORYTYPE_DEVICE
 
 CuPointerGetAttribute driverQuery() {
   static std::atomic<CuPointerGetAttribute> cached{nullptr};
@@ -58,6 +59,18 @@ bool isDeviceMemory(const void* ptr) {
   int managed = 0;
   query(&managed, kAttributeIsManaged, reinterpret_cast<uintptr_t>(ptr));
   return managed == 0;
+}
+
+int deviceOrdinal(const void* ptr) {
+  if (!isDeviceMemory(ptr)) return -1;
+  if (testQuery.load(std::memory_order_acquire) != nullptr) return 0;
+  CuPointerGetAttribute query = driverQuery();
+  int ordinal = -1;
+  if (query == nullptr ||
+      query(&ordinal, kAttributeDeviceOrdinal, reinterpret_cast<uintptr_t>(ptr)) != kCudaSuccess) {
+    return -1;
+  }
+  return ordinal;
 }
 
 }  // namespace braid

@@ -12,6 +12,10 @@ namespace braid {
 /// memory counts as host-readable). False when CUDA is not in use.
 bool isDeviceMemory(const void* ptr);
 
+/// The CUDA device ordinal of device memory `ptr`; -1 for host memory or when CUDA is not
+/// in use. Under setDeviceMemoryQueryForTesting, fake device memory is on device 0.
+int deviceOrdinal(const void* ptr);
+
 /// Tests only: while set, `query` alone decides what isDeviceMemory says, so the C API's
 /// device route (and the host proxy) runs on a CPU fake of CUDA. Null restores CUDA's answer.
 using DeviceMemoryQuery = bool (*)(const void* ptr);

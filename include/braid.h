@@ -15,6 +15,7 @@
 #ifndef BRAID_H_
 #define BRAID_H_
 
+#include <limits.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -30,7 +31,11 @@ extern "C" {
 /** Passed as `color` to braidCommSplit by ranks that want no new communicator. */
 #define BRAID_SPLIT_NOCOLOR (-1)
 
-/** An opaque communicator: one rank's membership in a group of ranks. */
+/**
+ * An opaque communicator: one rank's membership in a group of ranks. A handle is a
+ * checked token, not an address: a handle that was destroyed or aborted, or never returned
+ * by an init call, makes every call return braidInvalidArgument (never a crash).
+ */
 typedef struct braidComm* braidComm_t;
 
 /** A cudaStream_t for device buffers; NULL for host buffers. */
@@ -71,15 +76,52 @@ typedef enum {
   braidNumTypes = 10
 } braidDataType_t;
 
-/** Reduction operators. fp16 and bf16 reduce in fp32; avg divides once, at the end. */
+/**
+ * Reduction operators. fp16 and bf16 reduce in fp32; avg divides once, at the end.
+ * braidRedOpCreatePreMulSum returns further values, from braidNumOps up to braidMaxRedOp.
+ */
 typedef enum {
   braidSum = 0,
   braidProd = 1,
   braidMax = 2,
   braidMin = 3,
   braidAvg = 4,
-  braidNumOps = 5
+  braidNumOps = 5,
+  braidMaxRedOp = 0x7fffffff
 } braidRedOp_t;
+
+/** Where braidRedOpCreatePreMulSum's scalar lives (NCCL's values). */
+typedef enum {
+  braidScalarDevice = 0,       /**< a pointer to device memory, read when the call runs */
+  braidScalarHostImmediate = 1 /**< a pointer to host memory, read at op creation */
+} braidScalarResidence_t;
+
+/* ---- Communicator configuration ----------------------------------------
+ * Versioned as NCCL's ncclConfig_t: size, magic and version come first, so a program built
+ * against an older braid.h keeps working with a newer library. Start from
+ * BRAID_CONFIG_INITIALIZER and set only the fields you need; unset fields take defaults.
+ */
+#define BRAID_CONFIG_UNDEF_INT INT_MIN
+#define BRAID_CONFIG_UNDEF_PTR NULL
+#define BRAID_CONFIG_MAGIC 0xb7a1dc0fu
+
+/** Options for braidCommInitRankConfig and braidCommInitRankScalable. */
+typedef struct braidConfig_v1 {
+  size_t size;          /**< sizeof(braidConfig_t) of the caller's header */
+  unsigned int magic;   /**< BRAID_CONFIG_MAGIC */
+  unsigned int version; /**< BRAID_VERSION_CODE of the caller's header */
+  /** 1 (default): init returns when the communicator is ready. 0: init may return
+   *  braidInProgress; poll braidCommGetAsyncError until it stops answering braidInProgress. */
+  int blocking;
+  /** A name for logs and error messages; NULL: none. */
+  const char* commName;
+} braidConfig_t;
+
+#define BRAID_CONFIG_INITIALIZER                                                           \
+  {                                                                                        \
+    sizeof(braidConfig_t), BRAID_CONFIG_MAGIC, BRAID_VERSION_CODE, BRAID_CONFIG_UNDEF_INT, \
+        BRAID_CONFIG_UNDEF_PTR                                                             \
+  }
 
 /* ---- Library ---------------------------------------------------------- */
 
@@ -105,8 +147,29 @@ const char* braidGetLastError(braidComm_t comm);
  */
 braidResult_t braidGetUniqueId(braidUniqueId* uniqueId);
 
-/** Joins communicator `commId` as `rank` of `nranks`; collective over all ranks. */
+/**
+ * Joins communicator `commId` as `rank` of `nranks`; collective over all ranks. Inside
+ * braidGroupStart/End the join is only queued: *comm is set at once, and the communicator
+ * is ready when braidGroupEnd returns, so one thread can create several communicators.
+ */
 braidResult_t braidCommInitRank(braidComm_t* comm, int nranks, braidUniqueId commId, int rank);
+
+/**
+ * braidCommInitRank with options (`config` may be NULL: defaults). With config->blocking
+ * = 0 the join runs in the background: the call returns braidInProgress with *comm set,
+ * braidCommGetAsyncError(*comm) answers braidInProgress until the join ends (then
+ * braidSuccess or its error), and other calls on *comm before then return braidInvalidUsage.
+ */
+braidResult_t braidCommInitRankConfig(braidComm_t* comm, int nranks, braidUniqueId commId, int rank,
+                                      braidConfig_t* config);
+
+/**
+ * braidCommInitRankConfig for very large jobs, as NCCL's: every rank passes the same
+ * `nId` >= 1 unique ids. braid's bootstrap has one root, so the ranks join through
+ * commIds[0]; the others are accepted and unused.
+ */
+braidResult_t braidCommInitRankScalable(braidComm_t* newcomm, int nranks, int myrank, int nId,
+                                        braidUniqueId* commIds, braidConfig_t* config);
 
 /**
  * Creates `ndev` communicators in this process, one per rank (host ranks run on
@@ -173,19 +236,40 @@ braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* 
 braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int excludeCount,
                               braidComm_t* newcomm);
 
-/** Waits for this rank's outstanding work, then releases the communicator. */
+/**
+ * Finishes this rank's outstanding work (device calls queued on streams included) and
+ * marks the communicator finalized: later collectives, splits and a second finalize return
+ * braidInvalidUsage; queries and braidCommDestroy remain. Returns the communicator's sticky
+ * error when it has failed.
+ */
 braidResult_t braidCommFinalize(braidComm_t comm);
 
-/** Releases the communicator and everything it owns. NULL is accepted. */
+/**
+ * Releases the communicator and everything it owns. NULL is accepted. Calls still inside
+ * it from other threads are waited for (up to BRAID_TIMEOUT, then aborted); a second
+ * destroy returns braidInvalidArgument.
+ */
 braidResult_t braidCommDestroy(braidComm_t comm);
 
 /**
  * Aborts all work on `comm` (safe from another thread: waits return with an
- * error), tells the peers, and releases the communicator.
+ * error), tells the peers, and releases the communicator once the calls inside it
+ * have returned. Later calls with the handle return braidInvalidArgument.
  */
 braidResult_t braidCommAbort(braidComm_t comm);
 
-/** The communicator's sticky error: braidSuccess while it is healthy. */
+/**
+ * Ends `comm`'s work in flight on every rank and refuses new work, but keeps the handle
+ * (for braidCommShrink, braidCommDestroy and queries): calls in flight and later calls
+ * return braidInvalidUsage, and peers learn of it as of any failure. `revokeFlags` must be
+ * 0 (NCCL_REVOKE_DEFAULT).
+ */
+braidResult_t braidCommRevoke(braidComm_t comm, int revokeFlags);
+
+/**
+ * The communicator's sticky error: braidSuccess while it is healthy, braidInProgress while
+ * a non-blocking init still runs.
+ */
 braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* asyncError);
 
 /** Number of ranks in `comm`. */
@@ -194,7 +278,10 @@ braidResult_t braidCommCount(braidComm_t comm, int* count);
 /** This rank's index in `comm`. */
 braidResult_t braidCommUserRank(braidComm_t comm, int* rank);
 
-/** The CUDA device of `comm`, or -1 for a host-only communicator. */
+/**
+ * The CUDA device of `comm`: its braidCommInitAll devlist entry, or the device of its first
+ * call on device buffers (braid binds a device at first use); -1 while it has none.
+ */
 braidResult_t braidCommCuDevice(braidComm_t comm, int* device);
 
 /* ---- Collectives -------------------------------------------------------
@@ -211,6 +298,10 @@ braidResult_t braidAllReduce(const void* sendbuff, void* recvbuff, size_t count,
 braidResult_t braidBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                              braidDataType_t datatype, int root, braidComm_t comm,
                              braidStream_t stream);
+
+/** In-place broadcast (NCCL's legacy form): braidBroadcast(buff, buff, ...). */
+braidResult_t braidBcast(void* buff, size_t count, braidDataType_t datatype, int root,
+                         braidComm_t comm, braidStream_t stream);
 
 braidResult_t braidReduce(const void* sendbuff, void* recvbuff, size_t count,
                           braidDataType_t datatype, braidRedOp_t op, int root, braidComm_t comm,
@@ -249,11 +340,49 @@ braidResult_t braidRecv(void* recvbuff, size_t count, braidDataType_t datatype, 
 /** Returns once every rank of `comm` has entered the barrier. */
 braidResult_t braidBarrier(braidComm_t comm, braidStream_t stream);
 
+/* ---- Reduction operators and memory ------------------------------------ */
+
+/**
+ * Creates a reduction operator for `comm` that multiplies each rank's input by `*scalar`
+ * (of `datatype`) and sums: sum_r(scalar_r * x_r), with the scalar applied in the element
+ * type, as NCCL does. `residence` braidScalarHostImmediate reads the scalar now; device
+ * scalars need the device path and are refused on host-only communicators. *op is valid
+ * only on `comm` (until braidRedOpDestroy) and only with `datatype`.
+ */
+braidResult_t braidRedOpCreatePreMulSum(braidRedOp_t* op, void* scalar, braidDataType_t datatype,
+                                        braidScalarResidence_t residence, braidComm_t comm);
+
+/** Releases an operator of braidRedOpCreatePreMulSum; built-in operators are refused. */
+braidResult_t braidRedOpDestroy(braidRedOp_t op, braidComm_t comm);
+
+/**
+ * Allocates `size` bytes suited to braid's transports: page-aligned host memory (braid's
+ * host executor stages through its own buffers, so no special memory is needed).
+ * Free with braidMemFree.
+ */
+braidResult_t braidMemAlloc(void** ptr, size_t size);
+
+/** Frees memory from braidMemAlloc; NULL is accepted. */
+braidResult_t braidMemFree(void* ptr);
+
+/**
+ * Registers a buffer with `comm` for later calls, as NCCL's user-buffer registration. braid's
+ * transports copy through their own buffers, so registration is checked and recorded but
+ * changes nothing: calls work the same with or without it. *handle is for
+ * braidCommDeregister.
+ */
+braidResult_t braidCommRegister(const braidComm_t comm, void* buff, size_t size, void** handle);
+
+/** Releases a registration of braidCommRegister on the same communicator. */
+braidResult_t braidCommDeregister(const braidComm_t comm, void* handle);
+
 /* ---- Groups ------------------------------------------------------------
  * Calls between braidGroupStart and braidGroupEnd are queued and run together
  * at braidGroupEnd, in one progress loop: send/recv pairs in one group never
  * deadlock, and one thread can drive several communicators (braidCommInitAll).
- * Groups nest; the outermost braidGroupEnd runs the work.
+ * Groups nest; the outermost braidGroupEnd runs the work. As in NCCL, a call rejected
+ * inside a group fails the outermost braidGroupEnd with that call's error, and none of the
+ * group's calls run.
  */
 braidResult_t braidGroupStart(void);
 braidResult_t braidGroupEnd(void);

@@ -10,7 +10,10 @@
 // rank it heard it from.
 #pragma once
 
+#include <cstdint>
 #include <string>
+
+#include "core/status.h"
 
 namespace braid::transport {
 
@@ -24,6 +27,33 @@ inline std::string firstHandAccount(const std::string& message) {
   if (marker == std::string::npos) return message;
   const size_t colon = message.find("): ", marker);
   return colon == std::string::npos ? message : message.substr(colon + 3);
+}
+
+/// The words that open the account of a message whose size differs from the receive posted
+/// for it, so that ranks the news is relayed to recognise it.
+inline constexpr const char* kDifferentSizes = "ranks passed different sizes";
+
+/// That account, first hand. Without BRAID_CHECK nothing compares the calls before they
+/// run, so this is where a count (or type, or collective) mismatch shows: no rank is broken,
+/// the two ranks' calls differ, and BRAID_CHECK=1 would have named the argument.
+inline std::string differentSizes(int sender, int receiver, uint64_t sentBytes,
+                                  uint64_t expectedBytes) {
+  // Short: relays carry at most 240 bytes of it, the call's name included.
+  return std::string(kDifferentSizes) + " (set BRAID_CHECK=1 to compare the calls): rank " +
+         std::to_string(sender) + " sent a message of " + std::to_string(sentBytes) +
+         " bytes where rank " + std::to_string(receiver) + " expected " +
+         std::to_string(expectedBytes) + " (sizes of pieces, not of the whole call)";
+}
+
+/// A failure `reporter` passed on: a size mismatch stays what it is (braidInvalidUsage,
+/// blaming no rank); anything else is a remote error naming `origin`, in `blame`'s words.
+inline Status relayedFailure(const std::string& prefix, int reporter, const std::string& reason,
+                             int origin, const std::string& blame) {
+  if (reason.find(kDifferentSizes) != std::string::npos) {
+    return Status(braidInvalidUsage, prefix + kReportedByMarker + std::to_string(reporter) +
+                                         "): " + firstHandAccount(reason));
+  }
+  return remoteError(prefix + blame, origin);
 }
 
 }  // namespace braid::transport

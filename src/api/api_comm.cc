@@ -5,16 +5,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "api/broadcast_init.h"
 #include "api/guard.h"
+#include "api/rank_threads.h"
 #include "bootstrap/launch_env.h"
 #include "bootstrap/mpi_world.h"
 #include "bootstrap/root_server.h"
 #include "comm/device_path.h"
 #include "comm/device_proxy/proxy_registry.h"
+#include "comm/group.h"
 #include "comm/shrink.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -23,8 +24,7 @@ using braid::Comm;
 using braid::Result;
 using braid::Status;
 using braid::api::guard;
-using braid::api::toComm;
-using braid::api::toHandle;
+using braid::api::guardComm;
 namespace bootstrap = braid::bootstrap;
 namespace transport = braid::transport;
 
@@ -35,8 +35,12 @@ Status checkOut(const void* out, const char* api, const char* name) {
   return Status::ok();
 }
 
-Status checkComm(braidComm_t comm, const char* api) {
-  if (comm == nullptr) return braid::invalidArgument(std::string(api) + ": comm is NULL");
+// A handle for `comm`, or an error (the table is full) after freeing it.
+Status publish(std::unique_ptr<Comm> comm, braidComm_t* out) {
+  *out = braid::publishComm(std::move(comm));
+  if (*out == nullptr) {
+    return Status(braidSystemError, "too many live communicators in this process");
+  }
   return Status::ok();
 }
 
@@ -44,8 +48,74 @@ Status initRank(braidComm_t* out, int nranks, const bootstrap::UniqueId& id, int
                 const std::string& tagPrefix) {
   auto comm = Comm::create(id, nranks, rank, tagPrefix);
   if (!comm.isOk()) return comm.status().withContext("rank " + std::to_string(rank) + " init");
-  *out = toHandle(comm->release());
+  return publish(std::move(*comm), out);
+}
+
+// The options of a braidConfig_t the caller filled from BRAID_CONFIG_INITIALIZER (NULL:
+// defaults). Fields past the caller's `size` are treated as unset, so an older header's
+// smaller struct is read correctly.
+struct InitOptions {
+  bool blocking = true;
+};
+
+Status readConfig(const braidConfig_t* config, const char* api, InitOptions* out) {
+  if (config == nullptr) return Status::ok();
+  if (config->magic != BRAID_CONFIG_MAGIC || config->size < offsetof(braidConfig_t, commName)) {
+    return braid::invalidArgument(
+        std::string(api) + ": config was not set up with BRAID_CONFIG_INITIALIZER (size " +
+        std::to_string(config->size) + ", magic " + std::to_string(config->magic) + ")");
+  }
+  if (config->blocking != BRAID_CONFIG_UNDEF_INT) {
+    if (config->blocking != 0 && config->blocking != 1) {
+      return braid::invalidArgument(std::string(api) + ": config->blocking " +
+                                    std::to_string(config->blocking) + " must be 0 or 1");
+    }
+    out->blocking = config->blocking == 1;
+  }
   return Status::ok();
+}
+
+Status checkRank(int nranks, int rank, const char* api);
+
+// Every init by unique id: at once; queued until braidGroupEnd inside a group; or, with
+// config->blocking = 0, on a thread of its own (braidInProgress until braidCommGetAsyncError
+// says otherwise).
+braidResult_t initWithConfig(const char* api, braidComm_t* comm, int nranks,
+                             const braidUniqueId& commId, int rank, braidConfig_t* config) {
+  Status deferred;
+  braidResult_t result = guard(nullptr, [&]() -> Status {
+    BRAID_RETURN_IF_ERROR(checkOut(comm, api, "comm"));
+    *comm = nullptr;
+    BRAID_RETURN_IF_ERROR(checkRank(nranks, rank, api));
+    InitOptions options;
+    BRAID_RETURN_IF_ERROR(readConfig(config, api, &options));
+    auto id = bootstrap::UniqueId::readFrom(commId);
+    if (!id.isOk()) return id.status().withContext(api);
+    const char* tagEnv = std::getenv("BRAID_JOB_TAG");
+    const std::string tag = tagEnv ? tagEnv : "";
+    auto join = [id = *id, nranks, rank, tag]() -> Result<std::unique_ptr<Comm>> {
+      auto made = Comm::create(id, nranks, rank, tag);
+      if (!made.isOk()) return made.status().withContext("rank " + std::to_string(rank) + " init");
+      braid::allowPeerDevices(made->get());  // device buffers: cuda_p2p, comm/device_path.h
+      return made;
+    };
+    const bool inGroup = braid::inGroup();
+    if (options.blocking && !inGroup) {
+      auto made = join();
+      if (!made.isOk()) return made.status();
+      return publish(std::move(*made), comm);
+    }
+    *comm = braid::publishPending(std::move(join));
+    if (*comm == nullptr) {
+      return Status(braidSystemError, "too many live communicators in this process");
+    }
+    if (inGroup) return braid::deferJoin(*comm);  // started and awaited at braidGroupEnd
+    BRAID_RETURN_IF_ERROR(braid::startJoin(*comm));
+    deferred = Status(braidInProgress, std::string(api) + ": initializing in the background");
+    return Status::ok();
+  });
+  if (result == braidSuccess && !deferred.isOk()) return braidInProgress;
+  return result;
 }
 
 Status checkRank(int nranks, int rank, const char* api) {
@@ -76,17 +146,24 @@ braidResult_t braidGetUniqueId(braidUniqueId* uniqueId) {
 }
 
 braidResult_t braidCommInitRank(braidComm_t* comm, int nranks, braidUniqueId commId, int rank) {
-  return guard(nullptr, [&]() -> Status {
-    BRAID_RETURN_IF_ERROR(checkOut(comm, "braidCommInitRank", "comm"));
-    *comm = nullptr;
-    BRAID_RETURN_IF_ERROR(checkRank(nranks, rank, "braidCommInitRank"));
-    auto id = bootstrap::UniqueId::readFrom(commId);
-    if (!id.isOk()) return id.status().withContext("braidCommInitRank");
-    const char* tag = std::getenv("BRAID_JOB_TAG");
-    BRAID_RETURN_IF_ERROR(initRank(comm, nranks, *id, rank, tag ? tag : ""));
-    braid::allowPeerDevices(toComm(*comm));  // device buffers: cuda_p2p, comm/device_path.h
-    return Status::ok();
-  });
+  return initWithConfig("braidCommInitRank", comm, nranks, commId, rank, nullptr);
+}
+
+braidResult_t braidCommInitRankConfig(braidComm_t* comm, int nranks, braidUniqueId commId, int rank,
+                                      braidConfig_t* config) {
+  return initWithConfig("braidCommInitRankConfig", comm, nranks, commId, rank, config);
+}
+
+braidResult_t braidCommInitRankScalable(braidComm_t* newcomm, int nranks, int myrank, int nId,
+                                        braidUniqueId* commIds, braidConfig_t* config) {
+  if (nId < 1 || commIds == nullptr) {
+    return guard(nullptr, [&] {
+      return braid::invalidArgument("braidCommInitRankScalable: nId " + std::to_string(nId) +
+                                    " must be at least 1, with commIds not NULL");
+    });
+  }
+  // One bootstrap root serves any number of ranks here: every rank joins through the first.
+  return initWithConfig("braidCommInitRankScalable", newcomm, nranks, commIds[0], myrank, config);
 }
 
 braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist) {
@@ -105,30 +182,27 @@ braidResult_t braidCommInitAll(braidComm_t* comms, int ndev, const int* devlist)
     BRAID_ASSIGN_OR_RETURN(bootstrap::UniqueId id,
                            bootstrap::createUniqueId(config.socketIfname, config.timeoutSeconds));
     std::vector<Status> results(ndev);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < ndev; ++r) {
-      comms[r] = nullptr;
-      threads.emplace_back([&, r] { results[r] = initRank(&comms[r], ndev, id, r, ""); });
-    }
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < ndev; ++r) {
-      if (results[r].isOk()) continue;
+    for (int r = 0; r < ndev; ++r) comms[r] = nullptr;
+    auto releaseAll = [&] {
       for (int k = 0; k < ndev; ++k) {
-        delete toComm(comms[k]);
+        (void)braid::releaseComm(comms[k], "braidCommInitAll", braid::Release::kAbort);
         comms[k] = nullptr;
       }
+    };
+    BRAID_RETURN_IF_ERROR(braid::api::runOnRankThreads(ndev, [&](int r) {
+                            results[r] = initRank(&comms[r], ndev, id, r, "");
+                          }).withContext("braidCommInitAll"));
+    for (int r = 0; r < ndev; ++r) {
+      if (results[r].isOk()) continue;
+      releaseAll();
       return results[r].withContext("braidCommInitAll");
     }
     if (devlist != nullptr) {  // ranks sharing one device: comm/device_path.h
       std::vector<braid::Comm*> ranks;
-      for (int r = 0; r < ndev; ++r) ranks.push_back(toComm(comms[r]));
+      for (int r = 0; r < ndev; ++r) ranks.push_back(braid::peekComm(comms[r]));
       Status attached = braid::attachDeviceGroup(ranks, devlist);
       if (!attached.isOk()) {
-        for (int r = 0; r < ndev; ++r) {
-          braid::detachDevice(ranks[r]);
-          delete ranks[r];
-          comms[r] = nullptr;
-        }
+        releaseAll();
         return attached.withContext("braidCommInitAll");
       }
     }
@@ -189,7 +263,8 @@ braidResult_t braidCommInitFromEnv(braidComm_t* comm) {
       }
     }
     BRAID_RETURN_IF_ERROR(initRank(comm, launch->nranks, id, launch->rank, launch->tagPrefix));
-    braid::allowPeerDevices(toComm(*comm));  // device buffers: cuda_p2p, comm/device_path.h
+    braid::allowPeerDevices(
+        braid::peekComm(*comm));  // device buffers: cuda_p2p, comm/device_path.h
     return Status::ok();
   });
 }
@@ -211,26 +286,24 @@ braidResult_t braidCommInitRankBroadcast(braidComm_t* comm, int nranks, int rank
 }
 
 braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* newcomm) {
-  return guard(toComm(comm), [&]() -> Status {
-    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommSplit"));
+  return guardComm(comm, "braidCommSplit", [&](Comm& c) -> Status {
     BRAID_RETURN_IF_ERROR(checkOut(newcomm, "braidCommSplit", "newcomm"));
     *newcomm = nullptr;
     if (color < 0 && color != BRAID_SPLIT_NOCOLOR) {
       return braid::invalidArgument("braidCommSplit: color " + std::to_string(color) +
                                     " must be >= 0 or BRAID_SPLIT_NOCOLOR");
     }
-    BRAID_RETURN_IF_ERROR(toComm(comm)->health());
-    auto split = toComm(comm)->split(color, key);
+    BRAID_RETURN_IF_ERROR(c.usable("braidCommSplit"));
+    auto split = c.split(color, key);
     if (!split.isOk()) return split.status().withContext("braidCommSplit");
-    *newcomm = toHandle(split->release());
-    return Status::ok();
+    if (*split == nullptr) return Status::ok();  // BRAID_SPLIT_NOCOLOR
+    return publish(std::move(*split), newcomm);
   });
 }
 
 braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int excludeCount,
                               braidComm_t* newcomm) {
-  return guard(toComm(comm), [&]() -> Status {
-    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommShrink"));
+  return guardComm(comm, "braidCommShrink", [&](Comm& c) -> Status {
     BRAID_RETURN_IF_ERROR(checkOut(newcomm, "braidCommShrink", "newcomm"));
     *newcomm = nullptr;
     if (excludeCount < 0 || (excludeCount > 0 && excludeRanks == nullptr)) {
@@ -239,74 +312,109 @@ braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int exc
     }
     // No health check: shrinking is how a failed communicator's survivors go on.
     std::vector<int> exclude(excludeRanks, excludeRanks + excludeCount);
-    auto shrunk = braid::shrinkComm(*toComm(comm), exclude);
+    auto shrunk = braid::shrinkComm(c, exclude);
     if (!shrunk.isOk()) return shrunk.status();
-    *newcomm = toHandle(shrunk->release());
-    return Status::ok();
+    if (*shrunk == nullptr) return Status::ok();  // this rank was excluded
+    return publish(std::move(*shrunk), newcomm);
   });
 }
 
 braidResult_t braidCommFinalize(braidComm_t comm) {
   // Host operations complete before their calls return; device calls queued on the host
-  // proxy (comm/device_proxy/) are finished here.
-  return guard(toComm(comm), [&]() -> Status {
-    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommFinalize"));
-    braid::waitForDeviceProxy(toComm(comm));
-    return Status::ok();
+  // proxy (comm/device_proxy/) are finished here. As in NCCL, a finalized communicator
+  // takes no more work (only braidCommDestroy), and a broken one reports why.
+  return guardComm(comm, "braidCommFinalize", [&](Comm& c) -> Status {
+    if (!c.markFinalized()) {
+      return braid::invalidUsage("braidCommFinalize: rank " + std::to_string(c.rank()) +
+                                 "'s communicator was already finalized; only "
+                                 "braidCommDestroy may follow");
+    }
+    braid::waitForDeviceProxy(&c);
+    return c.health().withContext("braidCommFinalize");
   });
 }
 
 braidResult_t braidCommDestroy(braidComm_t comm) {
-  return guard(nullptr, [&]() -> Status {
-    braid::detachDevice(toComm(comm));
-    delete toComm(comm);
-    return Status::ok();
-  });
+  return guard(nullptr,
+               [&] { return braid::releaseComm(comm, "braidCommDestroy", braid::Release::kWait); });
 }
 
 braidResult_t braidCommAbort(braidComm_t comm) {
-  return guard(nullptr, [&]() -> Status {
-    if (comm == nullptr) return Status::ok();
-    toComm(comm)->requestAbort();
-    toComm(comm)->drain();
-    braid::detachDevice(toComm(comm));
-    delete toComm(comm);
-    return Status::ok();
-  });
+  return guard(nullptr,
+               [&] { return braid::releaseComm(comm, "braidCommAbort", braid::Release::kAbort); });
 }
 
 braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* asyncError) {
-  return guard(toComm(comm), [&]() -> Status {
-    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommGetAsyncError"));
+  // A communicator still being created (non-blocking init, init inside a group) answers
+  // braidInProgress, then its init's error or its health.
+  const Status state = braid::initState(comm, "braidCommGetAsyncError");
+  if (state.code() == braidInvalidArgument) return guard(nullptr, [&] { return state; });
+  if (!state.isOk()) {
+    return guard(nullptr, [&]() -> Status {
+      BRAID_RETURN_IF_ERROR(checkOut(asyncError, "braidCommGetAsyncError", "asyncError"));
+      *asyncError = state.code();
+      return Status::ok();
+    });
+  }
+  return guardComm(comm, "braidCommGetAsyncError", [&](Comm& c) -> Status {
     BRAID_RETURN_IF_ERROR(checkOut(asyncError, "braidCommGetAsyncError", "asyncError"));
-    *asyncError = toComm(comm)->health().code();
+    *asyncError = c.health().code();
     return Status::ok();
   });
 }
 
+braidResult_t braidCommRevoke(braidComm_t comm, int revokeFlags) {
+  return guardComm(comm, "braidCommRevoke", [&](Comm& c) -> Status {
+    if (revokeFlags != 0) {
+      return braid::invalidArgument("braidCommRevoke: revokeFlags " + std::to_string(revokeFlags) +
+                                    " must be 0 (NCCL_REVOKE_DEFAULT)");
+    }
+    // The sticky error ends calls in flight here and, through the transport, on the peers.
+    c.fail(braid::invalidUsage("rank " + std::to_string(c.rank()) +
+                               " revoked the communicator (braidCommRevoke); only "
+                               "braidCommShrink, braidCommDestroy and queries remain"));
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommRegister(const braidComm_t comm, void* buff, size_t size, void** handle) {
+  return guardComm(comm, "braidCommRegister", [&](Comm& c) -> Status {
+    BRAID_RETURN_IF_ERROR(checkOut(handle, "braidCommRegister", "handle"));
+    *handle = nullptr;
+    if (buff == nullptr && size > 0) {
+      return braid::invalidArgument("braidCommRegister: buff is NULL but size is " +
+                                    std::to_string(size));
+    }
+    BRAID_ASSIGN_OR_RETURN(*handle, c.registrations().add(buff, size));
+    return Status::ok();
+  });
+}
+
+braidResult_t braidCommDeregister(const braidComm_t comm, void* handle) {
+  return guardComm(comm, "braidCommDeregister",
+                   [&](Comm& c) -> Status { return c.registrations().remove(handle); });
+}
+
 braidResult_t braidCommCount(braidComm_t comm, int* count) {
-  return guard(toComm(comm), [&]() -> Status {
-    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommCount"));
+  return guardComm(comm, "braidCommCount", [&](Comm& c) -> Status {
     BRAID_RETURN_IF_ERROR(checkOut(count, "braidCommCount", "count"));
-    *count = toComm(comm)->nranks();
+    *count = c.nranks();
     return Status::ok();
   });
 }
 
 braidResult_t braidCommUserRank(braidComm_t comm, int* rank) {
-  return guard(toComm(comm), [&]() -> Status {
-    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommUserRank"));
+  return guardComm(comm, "braidCommUserRank", [&](Comm& c) -> Status {
     BRAID_RETURN_IF_ERROR(checkOut(rank, "braidCommUserRank", "rank"));
-    *rank = toComm(comm)->rank();
+    *rank = c.rank();
     return Status::ok();
   });
 }
 
 braidResult_t braidCommCuDevice(braidComm_t comm, int* device) {
-  return guard(toComm(comm), [&]() -> Status {
-    BRAID_RETURN_IF_ERROR(checkComm(comm, "braidCommCuDevice"));
+  return guardComm(comm, "braidCommCuDevice", [&](Comm& c) -> Status {
     BRAID_RETURN_IF_ERROR(checkOut(device, "braidCommCuDevice", "device"));
-    *device = -1;  // host-only communicators until the CUDA path lands
+    *device = c.device();
     return Status::ok();
   });
 }

@@ -1,4 +1,7 @@
 // Version, result strings and last-error reporting.
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
 
 #include "api/guard.h"
@@ -36,6 +39,26 @@ braidResult_t braidGetVersion(int* version) {
   });
 }
 
+braidResult_t braidMemAlloc(void** ptr, size_t size) {
+  return guard(nullptr, [&] {
+    if (ptr == nullptr) return braid::invalidArgument("braidMemAlloc: ptr is NULL");
+    *ptr = nullptr;
+    if (size == 0) return braid::invalidArgument("braidMemAlloc: size is 0");
+    const long page = sysconf(_SC_PAGESIZE);
+    if (posix_memalign(ptr, page > 0 ? size_t(page) : 4096, size) != 0) {
+      *ptr = nullptr;
+      return braid::Status(braidSystemError,
+                           "braidMemAlloc: cannot allocate " + std::to_string(size) + " bytes");
+    }
+    return braid::Status::ok();
+  });
+}
+
+braidResult_t braidMemFree(void* ptr) {
+  std::free(ptr);
+  return braidSuccess;
+}
+
 const char* braidGetErrorString(braidResult_t result) {
   switch (result) {
     case braidSuccess:
@@ -68,7 +91,13 @@ braidResult_t braidSetLastError(braidResult_t result, const char* message) {
 
 const char* braidGetLastError(braidComm_t comm) {
   using namespace braid::api;
-  returnedError = comm != nullptr ? toComm(comm)->lastError() : threadLastError;
+  if (comm == nullptr) {
+    returnedError = threadLastError;
+  } else {
+    braid::Lease lease(comm);
+    returnedError = lease.comm() != nullptr ? lease.comm()->lastError()
+                                            : lease.error("braidGetLastError").message();
+  }
   return returnedError.c_str();
 }
 

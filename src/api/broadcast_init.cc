@@ -79,7 +79,10 @@ Status initByBroadcast(braidComm_t* out, int nranks, int rank, const Broadcast& 
   if (!id.isOk()) return id.status().withContext(api);
   auto comm = Comm::create(*id, nranks, rank, tagPrefix);
   if (!comm.isOk()) return comm.status().withContext(api + ": rank " + std::to_string(rank));
-  *out = toHandle(comm->release());
+  *out = publishComm(std::move(*comm));  // a checked handle: comm/handle_table.h
+  if (*out == nullptr) {
+    return Status(braidSystemError, api + ": too many live communicators in this process");
+  }
   allowPeerDevices(toComm(*out));  // device buffers: comm/device_path.h
   return Status::ok();
 }

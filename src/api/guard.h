@@ -1,6 +1,8 @@
 // The C boundary. Every extern "C" body runs through guard(): it catches
 // everything (no exception ever crosses the C ABI), turns a Status into a
-// braidResult_t, and records the message for braidGetLastError.
+// braidResult_t, and records the message for braidGetLastError. Calls on a
+// communicator run through guardComm(), which first proves the handle live
+// (comm/handle_table.h) and holds it for the whole call.
 #pragma once
 
 #include <new>
@@ -8,37 +10,19 @@
 
 #include "braid.h"
 #include "comm/comm.h"
+#include "comm/handle_table.h"
 #include "core/status.h"
 
 namespace braid::api {
 
-inline Comm* toComm(braidComm_t comm) { return reinterpret_cast<Comm*>(comm); }
-inline braidComm_t toHandle(Comm* comm) { return reinterpret_cast<braidComm_t>(comm); }
+/// The communicator of a live handle, or null (no lease: tests and internal use).
+inline Comm* toComm(braidComm_t comm) { return peekComm(comm); }
 
 /// Remembers `status` as this thread's and `comm`'s last error; returns its code.
 braidResult_t record(Comm* comm, const Status& status);
 
-/// Counts a call on `comm` as in flight (Comm::enter/leave) for its whole length, error
-/// recording included: braidCommAbort from another thread drains in-flight calls before it
-/// deletes the communicator, and must not do so while this call still writes its last error.
-class InFlight {
- public:
-  explicit InFlight(Comm* comm) : comm_(comm) {
-    if (comm_ != nullptr) comm_->enter();
-  }
-  ~InFlight() {
-    if (comm_ != nullptr) comm_->leave();
-  }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-
- private:
-  Comm* const comm_;  // the caller's handle; valid until this call returns
-};
-
 template <typename Body>
 braidResult_t guard(Comm* comm, Body&& body) noexcept {
-  InFlight inFlight(comm);  // destroyed after record() below has run
   try {
     Status s = body();
     if (s.isOk()) return braidSuccess;
@@ -50,6 +34,17 @@ braidResult_t guard(Comm* comm, Body&& body) noexcept {
   } catch (...) {
     return record(comm, internalError("unexpected exception"));
   }
+}
+
+/// guard() for a call on `handle`: a NULL, garbage or released handle is
+/// braidInvalidArgument naming `api`; otherwise `body(Comm&)` runs while a lease keeps the
+/// communicator alive (braidCommAbort from another thread waits for it to leave, error
+/// recording included).
+template <typename Body>
+braidResult_t guardComm(braidComm_t handle, const char* api, Body&& body) noexcept {
+  Lease lease(handle);  // destroyed after record() has run
+  if (lease.comm() == nullptr) return guard(nullptr, [&] { return lease.error(api); });
+  return guard(lease.comm(), [&] { return body(*lease.comm()); });
 }
 
 }  // namespace braid::api

@@ -243,6 +243,15 @@ Status Comm::health() const {
   return error_;
 }
 
+Status Comm::usable(const char* api) const {
+  if (finalized_.load(std::memory_order_relaxed)) {
+    return invalidUsage(std::string(api) + ": rank " + std::to_string(rank_) +
+                        "'s communicator was finalized; it takes no more calls (only "
+                        "braidCommDestroy)");
+  }
+  return health();
+}
+
 void Comm::fail(const Status& error) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -272,13 +281,6 @@ void Comm::setLastError(const std::string& message) {
 uint8_t* Comm::scratch(size_t bytes) {
   if (scratch_.size() < bytes) scratch_.resize(bytes);
   return scratch_.data();
-}
-
-void Comm::drain() {
-  // Calls in flight see abortRequested() within one wait slice (milliseconds).
-  for (int i = 0; i < 10000 && active_.load() > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
 }
 
 }  // namespace braid

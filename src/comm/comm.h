@@ -17,9 +17,11 @@
 #include "bootstrap/unique_id.h"
 #include "comm/direct_p2p.h"
 #include "comm/flight_recorder.h"
+#include "comm/registrations.h"
 #include "comm/schedule_cache.h"
 #include "comm/shrink.h"
 #include "comm/tiny_allreduce.h"
+#include "comm/user_ops.h"
 #include "core/config.h"
 #include "core/status.h"
 #include "transports/connector.h"
@@ -64,6 +66,17 @@ class Comm {
   Status health() const;
   /// Records `error` as sticky and tells every peer (their waits fail naming this rank).
   void fail(const Status& error);
+  /// Ok when the communicator takes new work: not finalized (braidInvalidUsage naming
+  /// `api`) and healthy (its sticky error).
+  Status usable(const char* api) const;
+  /// Marks the communicator finalized (braidCommFinalize); false when it already was.
+  bool markFinalized() { return !finalized_.exchange(true); }
+
+  /// The CUDA device the communicator is bound to: braidCommInitAll's devlist entry, or the
+  /// device of its first device-buffer collective; -1 while it has none (host only).
+  int device() const { return device_.load(std::memory_order_relaxed); }
+  void setDevice(int device) { device_.store(device, std::memory_order_relaxed); }
+
   /// Asks every operation in flight on this communicator to stop; any thread.
   void requestAbort();
   bool abortRequested() const { return abortRequested_.load(std::memory_order_relaxed); }
@@ -86,11 +99,16 @@ class Comm {
   /// The direct path for this communicator's sends and receives (comm/direct_p2p.h).
   DirectPointToPoint& pointToPoint() { return p2p_; }
 
-  /// Counts calls in flight, so destruction can wait for them to leave.
+  /// Buffers registered with braidCommRegister (comm/registrations.h).
+  Registrations& registrations() { return registrations_; }
+  /// Operators of braidRedOpCreatePreMulSum (comm/user_ops.h).
+  UserOps& userOps() { return userOps_; }
+
+  /// Counts operations in flight (a group's run holds no handle lease), so releasing the
+  /// communicator (comm/handle_table.h) can wait for them to leave.
   void enter() { active_.fetch_add(1); }
   void leave() { active_.fetch_sub(1); }
-  /// Waits (bounded) until no call is in flight.
-  void drain();
+  int inFlight() const { return active_.load(); }
 
  private:
   Comm(int rank, int nranks, Config config)
@@ -114,6 +132,10 @@ class Comm {
   std::string tagPrefix_;
   std::atomic<bool> abortRequested_{false};
   std::atomic<int> active_{0};
+  std::atomic<bool> finalized_{false};
+  std::atomic<int> device_{-1};
+  Registrations registrations_;
+  UserOps userOps_;
 
   mutable std::mutex mu_;  // guards error_ and lastError_
   Status error_;

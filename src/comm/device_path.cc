@@ -142,7 +142,10 @@ Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist) {
   if (raw == nullptr) return internalError(std::string("creating the device group: ") + error);
   std::shared_ptr<void> group(raw, api->releaseGroup);
   std::lock_guard<std::mutex> lock(bindingsMu);
-  for (Comm* c : comms) bindings()[c] = Binding{group};
+  for (Comm* c : comms) {
+    bindings()[c] = Binding{group};
+    c->setDevice(devlist[0]);  // deviceListSupported: every rank names devlist[0]
+  }
   recount();
   return Status::ok();
 }

@@ -10,6 +10,7 @@
 #include "comm/device_proxy/proxy_registry.h"
 #include "comm/direct_collective.h"
 #include "comm/engine.h"
+#include "comm/handle_table.h"
 
 namespace braid {
 namespace {
@@ -19,7 +20,8 @@ struct GroupState {
   std::vector<Op> ops;
   std::vector<Op> deviceOps;  // enqueued on their streams at the outermost groupEnd
   std::vector<void*> deviceStreams;
-  Status error;  // the first error raised inside the group; fails groupEnd
+  Status error;                    // the first error raised inside the group; fails groupEnd
+  std::vector<braidComm_t> joins;  // communicators created inside the group
 };
 
 thread_local GroupState group;
@@ -73,6 +75,32 @@ Status groupStart() {
   return Status::ok();
 }
 
+bool inGroup() { return group.depth > 0; }
+
+Status deferJoin(braidComm_t handle) {
+  group.joins.push_back(handle);
+  return Status::ok();
+}
+
+// The group's communicator inits, all at once (their ranks wait for each other), then
+// waited for; the first failure is the group's.
+Status runJoins(const std::vector<braidComm_t>& joins) {
+  Status first;
+  for (braidComm_t handle : joins) {
+    const Status s = startJoin(handle);
+    if (first.isOk()) first = s;
+  }
+  for (braidComm_t handle : joins) {
+    const Status s = waitJoin(handle);
+    if (first.isOk()) first = s.withContext("braidGroupEnd: a communicator init in the group");
+  }
+  return first;
+}
+
+void failGroup(const Status& error) {
+  if (group.depth > 0 && group.error.isOk()) group.error = error;
+}
+
 Status groupEnd() {
   if (group.depth == 0) {
     return invalidUsage("braidGroupEnd called without a matching braidGroupStart");
@@ -84,6 +112,18 @@ Status groupEnd() {
   group.ops.clear();
   group.deviceOps.clear();
   group.deviceStreams.clear();
+  const Status failed = std::move(group.error);
+  group.error = Status::ok();
+  const std::vector<braidComm_t> joins = std::move(group.joins);
+  group.joins.clear();
+  BRAID_RETURN_IF_ERROR(runJoins(joins));
+  if (!failed.isOk()) {
+    return Status(failed.code(),
+                  "braidGroupEnd: a call inside the group failed, so none of its " +
+                      std::to_string(ops.size() + deviceOps.size()) +
+                      " queued calls ran (the group is dropped): " + failed.message(),
+                  failed.peer());
+  }
   BRAID_RETURN_IF_ERROR(checkNotMixed(ops, deviceOps));
   Status device;
   if (!deviceOps.empty()) device = enqueueDeviceGroup(deviceOps, deviceStreams);

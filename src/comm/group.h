@@ -15,6 +15,15 @@ Status submit(Op op);
 Status submitOnDevice(Op op, void* stream);
 
 Status groupStart();
+/// Inside a group: remembers `error` (the first one counts), so that the outermost
+/// groupEnd drops the group's calls and fails with it, as NCCL does. Outside: nothing.
+void failGroup(const Status& error);
+/// Whether this thread is between braidGroupStart and the outermost braidGroupEnd.
+bool inGroup();
+/// Queues a pending handle's join (comm/handle_table.h) to run at the outermost groupEnd,
+/// with the group's other joins at the same time (so one thread can create communicators
+/// whose ranks wait for each other).
+Status deferJoin(braidComm_t handle);
 /// Ends one nesting level; the outermost end runs everything queued.
 Status groupEnd();
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "braid.h"
@@ -27,6 +28,7 @@ struct Op {
   int root = 0;
   int peer = -1;                                                       // kSend / kRecv
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;  // AllToAllv
+  std::shared_ptr<void> scaledInput;  // a pre-multiplied copy of `send` (comm/user_ops.h)
 };
 
 /// Checks `op` against its communicator; errors name the argument at fault.

@@ -2,6 +2,7 @@
 // sentence that names it, before any byte moves.
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "collectives/algorithm.h"
 #include "comm/comm.h"
@@ -29,6 +30,27 @@ bool reduces(const Op& op) {
 
 Status bad(const Op& op, const std::string& what) {
   return invalidArgument(std::string(op.apiName) + ": " + what);
+}
+
+// AllToAllv's counts and displacements, each at most `limit` elements: a block's end
+// (displacement + count) times the element size then cannot wrap around, so the buffer
+// extent computed from them is exact and a NULL buffer with a huge extent is seen as such.
+Status checkVectorLimits(const Op& op, size_t limit) {
+  const std::pair<const char*, const std::vector<size_t>*> arrays[] = {
+      {"sendcounts", &op.sendCounts},
+      {"sdispls", &op.sendDispls},
+      {"recvcounts", &op.recvCounts},
+      {"rdispls", &op.recvDispls}};
+  for (const auto& [name, values] : arrays) {
+    for (size_t j = 0; j < values->size(); ++j) {
+      if ((*values)[j] > limit) {
+        return bad(op, std::string(name) + "[" + std::to_string(j) +
+                           "] = " + std::to_string((*values)[j]) + " is too large (at most " +
+                           std::to_string(limit) + " elements)");
+      }
+    }
+  }
+  return Status::ok();
 }
 
 // Partial overlap of send and recv is never meaningful; exact in-place forms are.
@@ -160,6 +182,9 @@ Status validate(const Op& op) {
   }
   const size_t limit = SIZE_MAX / 64 / static_cast<size_t>(n);
   if (op.count > limit) return bad(op, "count " + std::to_string(op.count) + " is too large");
+  if (op.coll == CollKind::kAllToAllv && op.kind == OpKind::kCollective) {
+    BRAID_RETURN_IF_ERROR(checkVectorLimits(op, limit));
+  }
   const auto [sendBytes, recvBytes] = bufferBytes(op);
   if (sendBytes > 0 && op.send == nullptr) {
     return bad(op, "sendbuff is NULL but this rank sends " + std::to_string(sendBytes) + " bytes");

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "api/guard.h"
 #include "comm/comm.h"
 #include "core/config.h"
 #include "support/spawn.h"
@@ -14,7 +15,7 @@
 namespace braid::testing {
 namespace {
 
-Comm& commOf(braidComm_t handle) { return *reinterpret_cast<Comm*>(handle); }
+Comm& commOf(braidComm_t handle) { return *api::toComm(handle); }
 
 TEST(ChunkDefault, FollowsTheTransportUnlessSet) {
   EXPECT_EQ(Config::defaultChunkBytes("socket"), size_t{512} << 10);

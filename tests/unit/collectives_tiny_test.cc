@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "api/guard.h"
 #include "braid.h"
 #include "comm/comm.h"
 #include "comm/op.h"
@@ -38,7 +39,7 @@ constexpr size_t kTinyBytes = 4096;  // Config::tinyBytes, the default
 // 8 KiB arriving at each rank in all (TinyAllReduce::kMaxInboundBytes).
 size_t tinyLimit(int nranks) { return std::min<size_t>(kTinyBytes, 8192 / (nranks - 1)); }
 
-Comm& commOf(braidComm_t handle) { return *reinterpret_cast<Comm*>(handle); }
+Comm& commOf(braidComm_t handle) { return *api::toComm(handle); }
 
 // Whether the tiny path takes an all-reduce of `count` x `type` on `handle`.
 bool takesTiny(braidComm_t handle, size_t count, braidDataType_t type, braidRedOp_t op) {

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "api/guard.h"
 #include "comm/comm.h"
 #include "support/affinity.h"
 #include "support/spawn.h"
@@ -84,7 +85,7 @@ std::vector<Resolved> resolvedWith(const std::function<cpu_set_t(int)>& cpusOf) 
   spawn(
       2,
       [&](braidComm_t handle, int rank) {
-        const Config& config = reinterpret_cast<Comm*>(handle)->config();
+        const Config& config = api::toComm(handle)->config();
         out[rank] = {config.spinIterations, config.hostCpus};
       },
       options);

@@ -47,6 +47,9 @@ TEST_P(DeviceProxyP2p, GroupedRingsAndSingleCallsMatchTheReference) {
     fill(single, rank, 4);
     first.closeGate();
     second.closeGate();
+    int device = -2;
+    EXPECT_EQ(braidCommCuDevice(comm, &device), braidSuccess);
+    EXPECT_EQ(device, -1) << "a communicator with no device-buffer call yet has no device";
     void* sa = first.handle();
     void* sb = second.handle();
     // One group, two streams: both ring directions, a collective, zero-count messages.
@@ -60,6 +63,8 @@ TEST_P(DeviceProxyP2p, GroupedRingsAndSingleCallsMatchTheReference) {
     EXPECT_EQ(braidSend(emptyOut.data(), 0, braidInt32, right, comm, sb), braidSuccess);
     EXPECT_EQ(braidRecv(emptyIn.data(), 0, braidInt32, left, comm, sb), braidSuccess);
     EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+    EXPECT_EQ(braidCommCuDevice(comm, &device), braidSuccess);
+    EXPECT_EQ(device, 0) << "the fake's device buffers are on device 0";
     // A second group sends on what the first received: stream order must hold it back.
     ASSERT_EQ(braidGroupStart(), braidSuccess);
     EXPECT_EQ(braidSend(fromLeft.data(), count, braidInt32, right, comm, sa), braidSuccess);

@@ -71,14 +71,15 @@ Status abortStatus(const ControlBlock& block, int selfRank) {
   std::string who = rank == selfRank ? "this rank (" + std::to_string(rank) + ")"
                                      : "rank " + std::to_string(rank);
   if (origin == rank) {
-    return remoteError("shm: " + who + " aborted the communicator: " + reason, rank);
+    return relayedFailure("shm: ", rank, reason, rank,
+                          who + " aborted the communicator: " + reason);
   }
   // Name the rank at fault first: the aborting rank only passes the news on.
   std::string culprit = origin == selfRank ? "this rank (" + std::to_string(origin) + ")"
                                            : "rank " + std::to_string(origin);
-  return remoteError(
-      "shm: " + culprit + " failed " + kReportedByMarker + std::to_string(rank) + "): " + reason,
-      origin);
+  return relayedFailure(
+      "shm: ", rank, reason, origin,
+      culprit + " failed " + kReportedByMarker + std::to_string(rank) + "): " + reason);
 }
 
 }  // namespace braid::transport::shm

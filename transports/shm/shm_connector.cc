@@ -6,6 +6,7 @@
 
 #include "core/config.h"
 #include "core/kernels/copy.h"
+#include "transports/failure_report.h"
 
 namespace braid::transport::shm {
 namespace {
@@ -219,10 +220,7 @@ Status ShmConnector::moveRecvs(bool* moved) {
 Status ShmConnector::checkSize(const PendingRecv& recv, uint64_t total) const {
   const Request* req = recv.req;
   if (total != req->bytes) {
-    return Status(braidInvalidUsage,
-                  "shm: " + rankName(peer_) + " sent a message of " + std::to_string(total) +
-                      " bytes where this rank posted a receive of " + std::to_string(req->bytes) +
-                      " bytes (mismatched sizes or collectives)",
+    return Status(braidInvalidUsage, "shm: " + differentSizes(peer_, self_, total, req->bytes),
                   peer_);
   }
   return Status::ok();

@@ -37,6 +37,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "transports/failure_report.h"
+
 namespace braid::transport::socket {
 
 bool AbortState::trigger(const Status& reason) {
@@ -271,10 +273,8 @@ Status SocketConnector::matchHeader(Stream& s, int index) {
   RecvMessage& msg = recvs_[position];
   if (h.messageBytes != msg.bytes) {
     return Status(braidInvalidUsage,
-                  "rank " + std::to_string(peer_) + " sent a message of " +
-                      std::to_string(h.messageBytes) + " bytes where this rank expected " +
-                      std::to_string(msg.bytes) + " bytes (message #" + std::to_string(h.seq) +
-                      " from that rank; mismatched collective arguments?)",
+                  differentSizes(peer_, rank_, h.messageBytes, msg.bytes) + " (message #" +
+                      std::to_string(h.seq) + " from rank " + std::to_string(peer_) + ")",
                   peer_);
   }
   if (msg.sink.reduce != nullptr &&

@@ -167,7 +167,7 @@ Status SocketConnector::readNotice(Stream& s, int index) {
     what = "rank " + std::to_string(origin) + " failed " + kReportedByMarker +
            std::to_string(peer_) + "): " + why;
   }
-  notice_ = remoteError(what, origin);
+  notice_ = relayedFailure("", peer_, why, origin, what);
   return notice_;
 }
 

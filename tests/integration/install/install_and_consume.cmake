@@ -13,7 +13,7 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(f include/braid.h include/braid_mpi.h lib/libbraid.so lib/libbraid.a
+foreach(f include/braid.h include/braid_mpi.h lib/libbraid.so lib/libbraid.a lib/libnccl.so.2
           lib/cmake/braid/braidConfig.cmake lib/pkgconfig/braid.pc lib/pkgconfig/braid_mpi.pc)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "make install did not install ${f}")

@@ -1,0 +1,59 @@
+// The binary interface of NCCL's host API, as far as the drop-in needs it: type sizes,
+// enum values and struct layouts that an application compiled against NCCL's nccl.h passes
+// in. Written from NCCL's documented ABI (2.28-2.30 headers), not from its header text;
+// tests/integration/nccl/ compiles programs against NCCL's own headers to prove they match.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace braid::nccl {
+
+// ncclResult_t, ncclDataType_t and ncclRedOp_t are C enums (int-sized) with the same
+// values as braid's; handles and streams are pointers.
+using Result = int;
+using DataType = int;
+using RedOp = int;
+using Stream = void*;
+
+constexpr Result kSuccess = 0;
+constexpr Result kInvalidArgument = 4;
+constexpr Result kInvalidUsage = 5;
+
+constexpr DataType kFloat8e4m3 = 10;
+constexpr DataType kFloat8e5m2 = 11;
+
+// ncclConfig_t: versioned by its first three fields; later releases append fields, so the
+// drop-in reads only fields every release since 2.14 has, at fixed offsets, after checking
+// size and magic.
+constexpr unsigned kConfigMagic = 0xcafebeef;  // NCCL_API_MAGIC
+constexpr int kConfigUndefInt = INT32_MIN;     // NCCL_CONFIG_UNDEF_INT
+struct ConfigPrefix {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;
+  int cgaClusterSize;
+  int minCTAs;
+  int maxCTAs;
+  const char* netName;
+  int splitShare;
+};
+static_assert(offsetof(ConfigPrefix, blocking) == 16, "ncclConfig_t.blocking");
+static_assert(offsetof(ConfigPrefix, netName) == 32, "ncclConfig_t.netName");
+
+// ncclSimInfo_t (2.22+).
+constexpr unsigned kSimInfoMagic = 0x74685283;
+struct SimInfo {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  float estimatedTime;
+};
+
+// NCCL_VERSION(X, Y, Z) for releases since 2.9.
+constexpr int versionCode(int major, int minor, int patch) {
+  return major * 10000 + minor * 100 + patch;
+}
+
+}  // namespace braid::nccl

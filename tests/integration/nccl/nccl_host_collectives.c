@@ -1,0 +1,225 @@
+/* An NCCL program, compiled against NCCL's own nccl.h and linked with braid's libnccl.so.2,
+ * run on host buffers under braidrun (BRAID_RANK / BRAID_NRANKS give the rank and size;
+ * rank 0 hands the unique id to the others through the file named by argv[1]).
+ * Every collective and point-to-point call is checked against values computed here, then
+ * bad input is checked to fail with NCCL's result codes and a sentence. Exit 0 on success. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <nccl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures = 0;
+static int rank = -1;
+
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
+    if (!(cond)) {                                           \
+      fprintf(stderr, "rank %d: line %d: ", rank, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                          \
+      fputc('\n', stderr);                                   \
+      ++failures;                                            \
+    }                                                        \
+  } while (0)
+
+#define OK(call, comm)                                                      \
+  do {                                                                      \
+    ncclResult_t r_ = (call);                                               \
+    CHECK(r_ == ncclSuccess, "%s -> %s: %s", #call, ncclGetErrorString(r_), \
+          ncclGetLastError(comm));                                          \
+  } while (0)
+
+static void shareId(ncclUniqueId* id, const char* path) {
+  if (rank == 0) {
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE* f = fopen(tmp, "wb");
+    if (f == NULL || fwrite(id, sizeof(*id), 1, f) != 1 || fclose(f) != 0 || rename(tmp, path)) {
+      fprintf(stderr, "rank 0: cannot write %s\n", path);
+      exit(1);
+    }
+    return;
+  }
+  for (int tries = 0; tries < 3000; ++tries) {
+    FILE* f = fopen(path, "rb");
+    if (f != NULL) {
+      size_t got = fread(id, sizeof(*id), 1, f);
+      fclose(f);
+      if (got == 1) return;
+    }
+    usleep(10000);
+  }
+  fprintf(stderr, "rank %d: no unique id in %s\n", rank, path);
+  exit(1);
+}
+
+/* The value rank r contributes at index i. */
+static int32_t input(int r, size_t i) { return (int32_t)(r * 1000 + (int)i); }
+
+static void collectives(ncclComm_t comm, int n) {
+  enum { kCount = 37 };
+  int32_t send[kCount], recv[kCount * 8], expect;
+  float fsend[kCount], frecv[kCount];
+  for (size_t i = 0; i < kCount; ++i) {
+    send[i] = input(rank, i);
+    fsend[i] = (float)(rank + 1);
+  }
+
+  OK(ncclAllReduce(send, recv, kCount, ncclInt32, ncclSum, comm, NULL), comm);
+  for (size_t i = 0; i < kCount; ++i) {
+    expect = 0;
+    for (int r = 0; r < n; ++r) expect += input(r, i);
+    CHECK(recv[i] == expect, "allreduce sum [%zu] = %d, expected %d", i, recv[i], expect);
+  }
+  OK(ncclAllReduce(fsend, frecv, kCount, ncclFloat32, ncclAvg, comm, NULL), comm);
+  CHECK(frecv[3] == (float)(n + 1) / 2, "allreduce avg = %f", frecv[3]);
+  OK(ncclAllReduce(send, recv, kCount, ncclInt32, ncclMax, comm, NULL), comm);
+  CHECK(recv[5] == input(n - 1, 5), "allreduce max = %d", recv[5]);
+
+  memcpy(recv, send, sizeof(send));
+  OK(ncclBroadcast(send, recv, kCount, ncclInt32, 1 % n, comm, NULL), comm);
+  CHECK(recv[7] == input(1 % n, 7), "broadcast [7] = %d", recv[7]);
+  int32_t bcast[kCount];
+  memcpy(bcast, send, sizeof(send));
+  OK(ncclBcast(bcast, kCount, ncclInt32, 0, comm, NULL), comm);
+  CHECK(bcast[9] == input(0, 9), "bcast [9] = %d", bcast[9]);
+
+  memset(recv, 0, sizeof(recv));
+  OK(ncclReduce(send, recv, kCount, ncclInt32, ncclMin, n - 1, comm, NULL), comm);
+  if (rank == n - 1) CHECK(recv[2] == input(0, 2), "reduce min = %d", recv[2]);
+
+  OK(ncclAllGather(send, recv, kCount, ncclInt32, comm, NULL), comm);
+  for (int r = 0; r < n; ++r) {
+    CHECK(recv[r * kCount + 4] == input(r, 4), "allgather block %d = %d", r, recv[r * kCount + 4]);
+  }
+
+  int32_t big[kCount * 8];
+  for (int i = 0; i < kCount * n; ++i) big[i] = input(rank, (size_t)i);
+  OK(ncclReduceScatter(big, recv, kCount, ncclInt32, ncclSum, comm, NULL), comm);
+  expect = 0;
+  for (int r = 0; r < n; ++r) expect += input(r, (size_t)(rank * kCount + 1));
+  CHECK(recv[1] == expect, "reducescatter [1] = %d, expected %d", recv[1], expect);
+
+  OK(ncclAlltoAll(big, recv, kCount, ncclInt32, comm, NULL), comm);
+  for (int r = 0; r < n; ++r) {
+    CHECK(recv[r * kCount] == input(r, (size_t)(rank * kCount)), "alltoall from %d = %d", r,
+          recv[r * kCount]);
+  }
+
+  memset(recv, 0, sizeof(recv));
+  OK(ncclGather(send, recv, kCount, ncclInt32, 0, comm, NULL), comm);
+  if (rank == 0) {
+    for (int r = 0; r < n; ++r) CHECK(recv[r * kCount + 3] == input(r, 3), "gather from %d", r);
+  }
+  OK(ncclScatter(big, recv, kCount, ncclInt32, n - 1, comm, NULL), comm);
+  CHECK(recv[0] == input(n - 1, (size_t)(rank * kCount)), "scatter [0] = %d", recv[0]);
+
+  /* A ring shift in one group. */
+  int32_t fromLeft[kCount];
+  OK(ncclGroupStart(), comm);
+  OK(ncclSend(send, kCount, ncclInt32, (rank + 1) % n, comm, NULL), comm);
+  OK(ncclRecv(fromLeft, kCount, ncclInt32, (rank + n - 1) % n, comm, NULL), comm);
+  OK(ncclGroupEnd(), comm);
+  CHECK(fromLeft[6] == input((rank + n - 1) % n, 6), "send/recv ring = %d", fromLeft[6]);
+
+  /* A pre-multiplied sum: sum_r((r + 1) * x_r). */
+  float scalar = (float)(rank + 1);
+  ncclRedOp_t premul;
+  OK(ncclRedOpCreatePreMulSum(&premul, &scalar, ncclFloat32, ncclScalarHostImmediate, comm), comm);
+  OK(ncclAllReduce(fsend, frecv, kCount, ncclFloat32, premul, comm, NULL), comm);
+  float fexpect = 0;
+  for (int r = 0; r < n; ++r) fexpect += (float)((r + 1) * (r + 1));
+  CHECK(frecv[0] == fexpect, "premulsum = %f, expected %f", frecv[0], fexpect);
+  OK(ncclRedOpDestroy(premul, comm), comm);
+
+  /* Registration is accepted (and changes nothing). */
+  void* handle = NULL;
+  OK(ncclCommRegister(comm, recv, sizeof(recv), &handle), comm);
+  OK(ncclCommDeregister(comm, handle), comm);
+
+  /* Split by parity, keyed in reverse. */
+  ncclComm_t half = NULL;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  OK(ncclCommSplit(comm, rank % 2, -rank, &half, &config), comm);
+  int halfCount = 0, halfRank = -1;
+  OK(ncclCommCount(half, &halfCount), half);
+  OK(ncclCommUserRank(half, &halfRank), half);
+  CHECK(halfCount == (n + 1 - rank % 2) / 2, "split count %d", halfCount);
+  CHECK(halfRank == halfCount - 1 - rank / 2, "split rank %d", halfRank);
+  int32_t one = 1, total = 0;
+  OK(ncclAllReduce(&one, &total, 1, ncclInt32, ncclSum, half, NULL), half);
+  CHECK(total == halfCount, "split allreduce %d", total);
+  OK(ncclCommDestroy(half), NULL);
+}
+
+static void badInput(ncclComm_t comm) {
+  int32_t buf[4] = {0};
+  ncclResult_t r = ncclAllReduce(buf, buf, 4, (ncclDataType_t)42, ncclSum, comm, NULL);
+  CHECK(r == ncclInvalidArgument, "bad datatype -> %s", ncclGetErrorString(r));
+  CHECK(strstr(ncclGetLastError(comm), "datatype") != NULL, "last error: %s",
+        ncclGetLastError(comm));
+  r = ncclAllReduce(buf, buf, 4, ncclInt32, ncclSum, NULL, NULL);
+  CHECK(r == ncclInvalidArgument, "NULL comm -> %s", ncclGetErrorString(r));
+  void* window = NULL;
+  r = ncclCommWindowRegister(comm, buf, sizeof(buf), (ncclWindow_t*)&window, 0);
+  CHECK(r == ncclInvalidUsage, "window register -> %s", ncclGetErrorString(r));
+  CHECK(strstr(ncclGetLastError(comm), "not available") != NULL, "last error: %s",
+        ncclGetLastError(comm));
+  /* A config not made by NCCL_CONFIG_INITIALIZER. */
+  ncclConfig_t junk;
+  memset(&junk, 0, sizeof(junk));
+  ncclComm_t other = NULL;
+  r = ncclCommSplit(comm, 0, 0, &other, &junk);
+  CHECK(r == ncclInvalidArgument, "split with a junk config -> %s", ncclGetErrorString(r));
+  CHECK(strstr(ncclGetLastError(comm), "NCCL_CONFIG_INITIALIZER") != NULL, "last error: %s",
+        ncclGetLastError(comm));
+}
+
+int main(int argc, char** argv) {
+  const char* r = getenv("BRAID_RANK");
+  const char* nr = getenv("BRAID_NRANKS");
+  if (argc != 2 || r == NULL || nr == NULL) {
+    fprintf(stderr, "usage: braidrun -n N %s ID_FILE\n", argv[0]);
+    return 2;
+  }
+  rank = atoi(r);
+  const int n = atoi(nr);
+  /* Proof that this NCCL program runs on braid, not on NVIDIA's library. */
+  CHECK(dlsym(RTLD_DEFAULT, "braidCommInitRank") != NULL, "libnccl.so.2 is not braid's");
+  int version = 0;
+  OK(ncclGetVersion(&version), NULL);
+  CHECK(version >= NCCL_VERSION(2, 14, 0), "version %d", version);
+
+  ncclUniqueId id;
+  if (rank == 0) OK(ncclGetUniqueId(&id), NULL);
+  shareId(&id, argv[1]);
+
+  /* Non-blocking init, finished through ncclCommGetAsyncError, as NCCL's docs show. */
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t comm = NULL;
+  ncclResult_t init = ncclCommInitRankConfig(&comm, n, id, rank, &config);
+  CHECK(init == ncclSuccess || init == ncclInProgress, "init -> %s: %s", ncclGetErrorString(init),
+        ncclGetLastError(NULL));
+  ncclResult_t state = ncclInProgress;
+  while (comm != NULL && state == ncclInProgress) OK(ncclCommGetAsyncError(comm, &state), comm);
+  CHECK(state == ncclSuccess, "init state %s", ncclGetErrorString(state));
+  if (failures > 0) return 1;
+  int count = 0, me = -1, device = -2;
+  OK(ncclCommCount(comm, &count), comm);
+  OK(ncclCommUserRank(comm, &me), comm);
+  OK(ncclCommCuDevice(comm, &device), comm);
+  CHECK(count == n && me == rank && device == -1, "count %d rank %d device %d", count, me, device);
+
+  collectives(comm, n);
+  badInput(comm);
+
+  OK(ncclCommFinalize(comm), comm);
+  OK(ncclCommDestroy(comm), NULL);
+  if (failures == 0)
+    printf("rank %d: all NCCL calls matched (NCCL header %d)\n", rank, NCCL_VERSION_CODE);
+  return failures == 0 ? 0 : 1;
+}

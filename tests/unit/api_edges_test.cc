@@ -1,0 +1,139 @@
+// NCCL's semantics at the edges of the C API: a call rejected inside a group fails
+// braidGroupEnd and drops the whole group; all-to-all-v counts and displacements whose
+// extent would wrap around are rejected (a NULL buffer cannot slip past the NULL check);
+// ranks that pass different counts without BRAID_CHECK are told so, with both ranks named.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "support/spawn.h"
+
+namespace braid::testing {
+namespace {
+
+constexpr braidDataType_t kBadType = static_cast<braidDataType_t>(42);
+
+braidComm_t oneRank() {
+  std::vector<braidComm_t> comms = initRanks(1, SpawnOptions::withTransport("shm", 10));
+  return comms.empty() ? nullptr : comms[0];
+}
+
+TEST(ApiEdges, ARejectedCallFailsGroupEndAndDropsTheGroup) {
+  braidComm_t comm = oneRank();
+  ASSERT_NE(comm, nullptr);
+  std::vector<int32_t> send(8, 5), recv(8, -1), sum(8, -1);
+  ASSERT_EQ(braidGroupStart(), braidSuccess);
+  EXPECT_EQ(braidSend(send.data(), 8, braidInt32, 0, comm, nullptr), braidSuccess);
+  EXPECT_EQ(braidRecv(recv.data(), 8, braidInt32, 0, comm, nullptr), braidSuccess);
+  EXPECT_EQ(braidAllReduce(send.data(), sum.data(), 8, kBadType, braidSum, comm, nullptr),
+            braidInvalidArgument);
+  EXPECT_EQ(braidGroupEnd(), braidInvalidArgument);
+  const std::string message = braidGetLastError(nullptr);
+  EXPECT_NE(message.find("dropped"), std::string::npos) << message;
+  EXPECT_NE(message.find("datatype 42"), std::string::npos) << "names the first error: " << message;
+  EXPECT_EQ(recv, std::vector<int32_t>(8, -1)) << "the group's send/recv ran after a rejection";
+  // The next group starts clean and runs.
+  ASSERT_EQ(braidGroupStart(), braidSuccess);
+  EXPECT_EQ(braidSend(send.data(), 8, braidInt32, 0, comm, nullptr), braidSuccess);
+  EXPECT_EQ(braidRecv(recv.data(), 8, braidInt32, 0, comm, nullptr), braidSuccess);
+  EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+  EXPECT_EQ(recv, send);
+  EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
+}
+
+TEST(ApiEdges, AGarbageHandleInsideAGroupDropsIt) {
+  braidComm_t comm = oneRank();
+  ASSERT_NE(comm, nullptr);
+  int32_t value = 3, out = -1, dummy = 0;
+  ASSERT_EQ(braidGroupStart(), braidSuccess);
+  EXPECT_EQ(braidAllReduce(&value, &out, 1, braidInt32, braidSum, comm, nullptr), braidSuccess);
+  EXPECT_EQ(braidAllReduce(&value, &dummy, 1, braidInt32, braidSum,
+                           reinterpret_cast<braidComm_t>(uintptr_t{0x1234b5}), nullptr),
+            braidInvalidArgument);
+  EXPECT_EQ(braidGroupEnd(), braidInvalidArgument);
+  EXPECT_EQ(out, -1);
+  EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
+}
+
+TEST(ApiEdges, AllToAllvExtentsThatWrapAreRejected) {
+  braidComm_t comm = oneRank();
+  ASSERT_NE(comm, nullptr);
+  float buf[4] = {};
+  // displacement + count wraps to a tiny extent: with NULL buffers it used to pass the NULL
+  // check and run; on real buffers it would read far outside them.
+  const size_t hugeDispl = (SIZE_MAX / 4) + 1;  // x 4 bytes wraps to 0
+  size_t counts[1] = {1}, zero[1] = {0}, wrap[1] = {hugeDispl}, endWrap[1] = {SIZE_MAX};
+  for (const size_t* displs : {wrap, endWrap}) {
+    EXPECT_EQ(
+        braidAllToAllv(nullptr, counts, displs, buf, counts, zero, braidFloat32, comm, nullptr),
+        braidInvalidArgument);
+    EXPECT_NE(std::string(braidGetLastError(comm)).find("sdispls[0]"), std::string::npos)
+        << braidGetLastError(comm);
+    EXPECT_EQ(
+        braidAllToAllv(buf, counts, zero, nullptr, counts, displs, braidFloat32, comm, nullptr),
+        braidInvalidArgument);
+    EXPECT_NE(std::string(braidGetLastError(comm)).find("rdispls[0]"), std::string::npos)
+        << braidGetLastError(comm);
+  }
+  size_t hugeCount[1] = {SIZE_MAX / 2};
+  EXPECT_EQ(braidAllToAllv(buf, hugeCount, zero, buf, hugeCount, zero, braidFloat32, comm, nullptr),
+            braidInvalidArgument);
+  EXPECT_NE(std::string(braidGetLastError(comm)).find("sendcounts[0]"), std::string::npos)
+      << braidGetLastError(comm);
+  // Each NULL array is named.
+  EXPECT_EQ(
+      braidAllToAllv(buf, counts, zero, buf + 2, counts, nullptr, braidFloat32, comm, nullptr),
+      braidInvalidArgument);
+  EXPECT_NE(std::string(braidGetLastError(comm)).find("rdispls is NULL"), std::string::npos)
+      << braidGetLastError(comm);
+  // Good input still works.
+  float one[1] = {2.5f}, got[1] = {0};
+  EXPECT_EQ(braidAllToAllv(one, counts, zero, got, counts, zero, braidFloat32, comm, nullptr),
+            braidSuccess)
+      << braidGetLastError(comm);
+  EXPECT_EQ(got[0], 2.5f);
+  EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
+}
+
+// Without BRAID_CHECK nothing compares the calls before they run, so a count mismatch shows
+// when a message arrives with another size than expected. That must read as what it is.
+TEST(ApiEdges, MismatchedCountsAreReportedAsSuch) {
+  // Two ranks with small counts; three with counts of many chunks, where only rank 1 differs
+  // and rank 2 hears of it second hand. Over sockets a third rank may still read the
+  // connection's close before the notice that explains it, and then names the closing rank.
+  for (const char* transport : {"shm", "socket"}) {
+    for (const int nranks : {2, 3}) {
+      if (nranks == 3 && std::string(transport) == "socket") continue;
+      SCOPED_TRACE(::testing::Message() << transport << ", " << nranks << " ranks");
+      spawn(
+          nranks,
+          [nranks](braidComm_t comm, int rank) {
+            const size_t base = nranks == 2 ? 1000 : 1000003;
+            const size_t count = rank == 1 ? 3 * base : base;
+            std::vector<float> send(count, 1.0f), recv(count);
+            const braidResult_t result = braidAllReduce(send.data(), recv.data(), count,
+                                                        braidFloat32, braidSum, comm, nullptr);
+            EXPECT_EQ(result, braidInvalidUsage)
+                << "rank " << rank << ": " << braidGetErrorString(result);
+            const std::string message = braidGetLastError(comm);
+            for (const char* words : {"ranks passed different sizes", "BRAID_CHECK=1"}) {
+              EXPECT_NE(message.find(words), std::string::npos)
+                  << "rank " << rank << ": " << message;
+            }
+            // Each rank names the pair; which one saw the mismatch first depends on timing.
+            EXPECT_TRUE(message.find("rank 0 sent") != std::string::npos ||
+                        message.find("rank 1 sent") != std::string::npos)
+                << message;
+            EXPECT_EQ(message.find("network error"), std::string::npos) << message;
+            EXPECT_EQ(message.find("failed"), std::string::npos) << "blames a rank: " << message;
+          },
+          SpawnOptions::withTransport(transport, 3));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace braid::testing
