@@ -64,7 +64,7 @@ KIT_TARGETS = braid braid_cuda braid-perf braid-nccl-compare d2d_copy_bandwidth 
 KIT_LAUNCHER = $(if $(shell command -v ccache),-DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 gpu-kit: deps
-	cmake -S . -B $(KIT_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DBRAID_WITH_CUDA=ON \
+	cmake -S . -B $(KIT_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DBRAID_WITH_CUDA=ON -DBRAID_WITH_MPI=OFF \
 	  $(KIT_LAUNCHER) $(CMAKE_FLAGS)
 	cmake --build $(KIT_BUILD) -j $(JOBS) --target $(KIT_TARGETS)
 	@if python3 -c "import torch, setuptools" 2>/dev/null; then \
