@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/select.h"
 #include "collectives/device/launch.h"
 #include "collectives/device/plan_builder.h"
+#include "collectives/select.h"
 #include "cuda_device.h"  // this folder
 #include "support/element_bits.h"
 #include "support/input_pattern.h"

@@ -6,8 +6,8 @@
 #include <map>
 #include <utility>
 
-#include "collectives/select.h"
 #include "collectives/algorithms/patterns.h"
+#include "collectives/select.h"
 #include "core/kernels/reduce.h"
 #include "core/types.h"
 

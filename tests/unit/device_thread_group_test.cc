@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/select.h"
 #include "collectives/device/executor.h"
 #include "collectives/device/ll_protocol.h"
 #include "collectives/device/plan_builder.h"
 #include "collectives/device/simple_protocol.h"
+#include "collectives/select.h"
 #include "support/device_host_fabric.h"
 #include "support/element_bits.h"
 #include "support/host_thread_group.h"

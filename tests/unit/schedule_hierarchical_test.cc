@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/select.h"
 #include "collectives/algorithms/hierarchical.h"
+#include "collectives/select.h"
 #include "core/types.h"
 #include "support/schedule_cases.h"
 #include "support/schedule_simulator.h"

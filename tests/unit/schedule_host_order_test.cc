@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/select.h"
 #include "collectives/algorithms/rank_order.h"
+#include "collectives/select.h"
 #include "core/types.h"
 #include "support/schedule_cases.h"
 #include "support/schedule_simulator.h"

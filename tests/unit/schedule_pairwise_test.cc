@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/select.h"
 #include "collectives/algorithms/patterns.h"
+#include "collectives/select.h"
 #include "support/schedule_cases.h"
 
 namespace braid::coll {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/select.h"
 #include "collectives/algorithms/builders.h"
+#include "collectives/select.h"
 #include "core/types.h"
 #include "support/reference.h"
 #include "support/schedule_cases.h"

@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "core/status.h"
 #include "core/net/socket_util.h"
+#include "core/status.h"
 
 namespace braid::transport::ib {
 
