@@ -61,7 +61,13 @@ typedef enum {
   braidNumResults = 9
 } braidResult_t;
 
-/** Element types, numbered from 0 in this order. */
+/**
+ * Element types, numbered from 0 in this order (NCCL's values). The fp8 types are the OCP
+ * formats: e4m3 (bias 7, no infinities, S.1111.111 is NaN, largest 448) and e5m2 (bias 15,
+ * IEEE-like with infinities). Reductions on them compute each step in fp32 and round once to
+ * nearest even, saturating to the largest finite value as NCCL does (an infinity in e5m2
+ * input comes out as +-57344); a NaN result is stored as 0x7f.
+ */
 typedef enum {
   braidInt8 = 0,
   braidUint8 = 1,
@@ -73,7 +79,9 @@ typedef enum {
   braidFloat32 = 7,
   braidFloat64 = 8,
   braidBfloat16 = 9,
-  braidNumTypes = 10
+  braidFloat8e4m3 = 10,
+  braidFloat8e5m2 = 11,
+  braidNumTypes = 12
 } braidDataType_t;
 
 /**
@@ -386,6 +394,30 @@ braidResult_t braidCommDeregister(const braidComm_t comm, void* handle);
  */
 braidResult_t braidGroupStart(void);
 braidResult_t braidGroupEnd(void);
+
+#define BRAID_SIM_INFO_MAGIC 0xb7a151e0u
+#define BRAID_UNDEF_FLOAT -1.0f
+
+/** What braidGroupSimulateEnd reports; versioned like braidConfig_t (size, magic, version
+ *  first). Start from BRAID_SIM_INFO_INITIALIZER. */
+typedef struct braidSimInfo_v1 {
+  size_t size;          /**< sizeof(braidSimInfo_t) of the caller's header */
+  unsigned int magic;   /**< BRAID_SIM_INFO_MAGIC */
+  unsigned int version; /**< BRAID_VERSION_CODE of the caller's header */
+  float estimatedTime;  /**< out: microseconds the group's calls are estimated to take */
+} braidSimInfo_t;
+#define BRAID_SIM_INFO_INITIALIZER \
+  { sizeof(braidSimInfo_t), BRAID_SIM_INFO_MAGIC, BRAID_VERSION_CODE, BRAID_UNDEF_FLOAT }
+
+/**
+ * Ends the group like braidGroupEnd, but instead of running the calls queued in it, sets
+ * simInfo->estimatedTime to the cost model's estimate of how long they would take (in
+ * microseconds, summed over the calls; each collective with the algorithm braid would pick).
+ * The outermost end drops the calls; communicator inits in the group still run. Nested, it
+ * ends one level and the calls stay queued. braidInvalidArgument for a NULL simInfo or one
+ * not set up with BRAID_SIM_INFO_INITIALIZER; braidInvalidUsage outside a group.
+ */
+braidResult_t braidGroupSimulateEnd(braidSimInfo_t* simInfo);
 
 #ifdef __cplusplus
 } /* extern "C" */

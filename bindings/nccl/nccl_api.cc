@@ -8,6 +8,7 @@
 // nccl<Name> a weak alias of it, as in NCCL; libnccl.map exports those and nothing else.
 #include <strings.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -70,6 +71,9 @@ Result checkConfig(const void* config, const char* name, braidConfig_t* braid = 
 }  // namespace braid::nccl
 
 using namespace braid::nccl;
+
+// ncclDataType_t values pass through unchanged, fp8 included.
+static_assert(kFloat8e4m3 == braidFloat8e4m3 && kFloat8e5m2 == braidFloat8e5m2);
 
 // Defines pnccl<name> and its weak alias nccl<name>, both exported.
 #define NCCL_API(ret, name, params)                                                          \
@@ -339,9 +343,24 @@ NCCL_API(Result, ncclWaitSignal, (int nDesc, void* signalDescs, braidComm_t comm
 NCCL_API(Result, ncclGroupStart, ()) { return forward(braidGroupStart()); }
 NCCL_API(Result, ncclGroupEnd, ()) { return forward(braidGroupEnd()); }
 
+// NCCL's struct (its own magic) carried over to braid's; the estimate comes back in the
+// same unit, microseconds.
 NCCL_API(Result, ncclGroupSimulateEnd, (SimInfo * simInfo)) {
-  (void)simInfo;
-  return unmapped("ncclGroupSimulateEnd", "simulating a group");
+  if (simInfo == nullptr) {
+    return refuse(kInvalidArgument, "ncclGroupSimulateEnd: simInfo is NULL");
+  }
+  if (simInfo->magic != kSimInfoMagic ||
+      simInfo->size < offsetof(SimInfo, estimatedTime) + sizeof(float)) {
+    return refuse(kInvalidArgument,
+                  "ncclGroupSimulateEnd: simInfo was not set up with NCCL_SIM_INFO_INITIALIZER "
+                  "(size " +
+                      std::to_string(simInfo->size) + ", magic " + std::to_string(simInfo->magic) +
+                      ")");
+  }
+  braidSimInfo_t info = BRAID_SIM_INFO_INITIALIZER;
+  const Result result = forward(braidGroupSimulateEnd(&info));
+  if (result == kSuccess) simInfo->estimatedTime = info.estimatedTime;
+  return result;
 }
 
 // ---- Parameter registry (2.30) ----------------------------------------------------------

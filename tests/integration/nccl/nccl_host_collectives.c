@@ -135,6 +135,43 @@ static void collectives(ncclComm_t comm, int n) {
   CHECK(frecv[0] == fexpect, "premulsum = %f, expected %f", frecv[0], fexpect);
   OK(ncclRedOpDestroy(premul, comm), comm);
 
+  /* fp8 (e4m3, e5m2) by NCCL's enum values: 1.0 and 1.5 from every rank. Codes written out
+   * from the OCP formats: e4m3 1.0 = 0x38, 1.5 = 0x3c; e5m2 1.0 = 0x3c, 1.5 = 0x3e. */
+  {
+    uint8_t f8send[2] = {0x38, 0x3c}, f8recv[2] = {0, 0};
+    OK(ncclAllReduce(f8send, f8recv, 2, ncclFloat8e4m3, ncclSum, comm, NULL), comm);
+    /* n <= 4: n * 1.0 and n * 1.5 (1.5, 3, 4.5, 6) are exact in e4m3. */
+    static const uint8_t e4m3Ones[] = {0, 0x38, 0x40, 0x44, 0x48};
+    static const uint8_t e4m3Halves[] = {0, 0x3c, 0x44, 0x49, 0x4c};
+    if (n <= 4) {
+      CHECK(f8recv[0] == e4m3Ones[n] && f8recv[1] == e4m3Halves[n],
+            "fp8 e4m3 allreduce = 0x%02x 0x%02x", f8recv[0], f8recv[1]);
+    }
+    uint8_t e5send[1] = {0x3c}, e5recv[1] = {0};
+    OK(ncclAllReduce(e5send, e5recv, 1, ncclFloat8e5m2, ncclMax, comm, NULL), comm);
+    CHECK(e5recv[0] == 0x3c, "fp8 e5m2 allreduce max = 0x%02x", e5recv[0]);
+  }
+
+  /* A simulated group: an estimate, and nothing runs (recv keeps its contents). */
+  {
+    enum { kBig = 1 << 20 };
+    int32_t* big = calloc(kBig, sizeof(int32_t));
+    int32_t* sim = malloc(kBig * sizeof(int32_t));
+    for (int i = 0; i < kBig; ++i) sim[i] = -7;
+    ncclSimInfo_t small = NCCL_SIM_INFO_INITIALIZER, large = NCCL_SIM_INFO_INITIALIZER;
+    OK(ncclGroupStart(), comm);
+    OK(ncclAllReduce(big, sim, 1, ncclInt32, ncclSum, comm, NULL), comm);
+    OK(ncclGroupSimulateEnd(&small), comm);
+    OK(ncclGroupStart(), comm);
+    OK(ncclAllReduce(big, sim, kBig, ncclInt32, ncclSum, comm, NULL), comm);
+    OK(ncclGroupSimulateEnd(&large), comm);
+    CHECK(small.estimatedTime > 0 && large.estimatedTime > small.estimatedTime,
+          "simulated times %f, %f", small.estimatedTime, large.estimatedTime);
+    CHECK(sim[0] == -7 && sim[kBig - 1] == -7, "a simulated group ran");
+    free(big);
+    free(sim);
+  }
+
   /* Registration is accepted (and changes nothing). */
   void* handle = NULL;
   OK(ncclCommRegister(comm, recv, sizeof(recv), &handle), comm);
@@ -168,6 +205,17 @@ static void badInput(ncclComm_t comm) {
   CHECK(r == ncclInvalidUsage, "window register -> %s", ncclGetErrorString(r));
   CHECK(strstr(ncclGetLastError(comm), "not available") != NULL, "last error: %s",
         ncclGetLastError(comm));
+  /* ncclGroupSimulateEnd with no struct, or one not from NCCL_SIM_INFO_INITIALIZER. */
+  OK(ncclGroupStart(), comm);
+  r = ncclGroupSimulateEnd(NULL);
+  CHECK(r == ncclInvalidArgument, "simulate NULL -> %s", ncclGetErrorString(r));
+  CHECK(strstr(ncclGetLastError(comm), "simInfo") != NULL, "last error: %s",
+        ncclGetLastError(comm));
+  ncclSimInfo_t badSim = NCCL_SIM_INFO_INITIALIZER;
+  badSim.magic = 0;
+  r = ncclGroupSimulateEnd(&badSim);
+  CHECK(r == ncclInvalidArgument, "simulate bad magic -> %s", ncclGetErrorString(r));
+  OK(ncclGroupEnd(), comm);
   /* A config not made by NCCL_CONFIG_INITIALIZER. */
   ncclConfig_t junk;
   memset(&junk, 0, sizeof(junk));
