@@ -103,10 +103,12 @@ TEST(ApiEdges, AllToAllvExtentsThatWrapAreRejected) {
 // every rank: the ranks that see the odd message first hand and the ones that hear of it
 // from them, over either transport and at any rank count.
 void expectSizeMismatchReported(const std::string& transport, int nranks) {
-  SCOPED_TRACE(::testing::Message() << transport << ", " << nranks << " ranks");
   spawn(
       nranks,
-      [nranks](braidComm_t comm, int rank) {
+      [&transport, nranks](braidComm_t comm, int rank) {
+        // (SCOPED_TRACE does not reach the rank threads.)
+        const std::string where =
+            transport + ", " + std::to_string(nranks) + " ranks, rank " + std::to_string(rank);
         // Two ranks with small counts; more with counts of many chunks, where only rank 1
         // differs and the others hear of it second hand.
         const size_t base = nranks == 2 ? 1000 : 1000003;
@@ -114,20 +116,19 @@ void expectSizeMismatchReported(const std::string& transport, int nranks) {
         std::vector<float> send(count, 1.0f), recv(count);
         const braidResult_t result =
             braidAllReduce(send.data(), recv.data(), count, braidFloat32, braidSum, comm, nullptr);
-        EXPECT_EQ(result, braidInvalidUsage)
-            << "rank " << rank << ": " << braidGetErrorString(result) << ": "
-            << braidGetLastError(comm);
         const std::string message = braidGetLastError(comm);
+        EXPECT_EQ(result, braidInvalidUsage) << where << ": " << message;
         for (const char* words : {"ranks passed different sizes", "BRAID_CHECK=1"}) {
-          EXPECT_NE(message.find(words), std::string::npos) << "rank " << rank << ": " << message;
+          EXPECT_NE(message.find(words), std::string::npos) << where << ": " << message;
         }
         // Each rank names a pair with rank 1 in it (the odd one); which pair saw the
         // mismatch first depends on the algorithm and on timing.
-        EXPECT_NE(message.find("rank 1"), std::string::npos) << "rank " << rank << ": " << message;
+        EXPECT_NE(message.find("rank 1"), std::string::npos) << where << ": " << message;
         EXPECT_NE(message.find(" sent a message of "), std::string::npos)
-            << "rank " << rank << ": " << message;
-        EXPECT_EQ(message.find("network error"), std::string::npos) << message;
-        EXPECT_EQ(message.find("failed"), std::string::npos) << "blames a rank: " << message;
+            << where << ": " << message;
+        EXPECT_EQ(message.find("network error"), std::string::npos) << where << ": " << message;
+        EXPECT_EQ(message.find("failed"), std::string::npos)
+            << where << ": blames a rank: " << message;
       },
       SpawnOptions::withTransport(transport, 5));
 }
