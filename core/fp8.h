@@ -11,6 +11,9 @@
 // Widening to fp32 is exact. Narrowing rounds to nearest even and saturates, which is what
 // NCCL's reductions do (CUDA's fp8 constructors convert with __NV_SATFINITE): anything above
 // the largest finite value, infinities included, becomes +-max; every NaN becomes 0x7f.
+// NCCL computes in fp16 rather than fp32; for one operation on two fp8 values the result is
+// the same (fp16 holds every such sum and product closely enough that rounding it again to
+// fp8 cannot land differently; every pair of codes was compared).
 #pragma once
 
 #include <cstdint>

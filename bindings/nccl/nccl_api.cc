@@ -396,3 +396,118 @@ NCCL_API(Result, ncclParamGetAllParameterKeys, (const char*** table, int* tableL
   return unmapped("ncclParamGetAllParameterKeys", "NCCL's parameter registry");
 }
 NCCL_API(void, ncclParamDumpAll, ()) {}  // no registry: nothing to print
+
+// ---- Per-call configuration (2.32) -------------------------------------------------------
+// nccl<Collective>Config is the plain call with a ncclCollConfig_t. NULL is the plain call.
+// The resource knobs (CTA counts and policy, cluster size), the profiler tag and vendor
+// extensions change nothing on braid and are accepted; a forced algorithm selection and a
+// launch-completion event are not available, and say so.
+
+namespace {
+
+Result checkCollConfig(const void* config, const char* name) {
+  if (config == nullptr) return kSuccess;
+  const auto* c = static_cast<const CollConfigPrefix*>(config);
+  if (c->magic != kConfigMagic || c->size < offsetof(CollConfigPrefix, algSelection)) {
+    return refuse(kInvalidArgument, std::string(name) +
+                                        ": config was not set up with "
+                                        "NCCL_COLLCONFIG_INITIALIZER (size " +
+                                        std::to_string(c->size) + ", magic " +
+                                        std::to_string(c->magic) + ")");
+  }
+  const auto has = [c](size_t end) { return c->size >= end; };
+  if (has(offsetof(CollConfigPrefix, ctaPolicy)) && c->algSelection != nullptr &&
+      c->algSelection[0] != '\0' && c->forceAlgSelection != 0) {
+    return refuse(kInvalidUsage, std::string(name) + ": config->algSelection \"" + c->algSelection +
+                                     "\" cannot be forced per call in braid's libnccl.so.2; "
+                                     "set NCCL_ALGO (or BRAID_ALGO) instead");
+  }
+  if (has(sizeof(CollConfigPrefix)) && c->launchCompletionEvent != nullptr) {
+    return refuse(kInvalidUsage, std::string(name) +
+                                     ": config->launchCompletionEvent is not available in "
+                                     "braid's libnccl.so.2");
+  }
+  return kSuccess;
+}
+
+}  // namespace
+
+#define NCCL_CHECK_COLL_CONFIG(name) \
+  if (Result checked = checkCollConfig(config, name); checked != kSuccess) return checked
+
+NCCL_API(Result, ncclAllReduceConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, RedOp op,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclAllReduceConfig");
+  return ncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream);
+}
+
+NCCL_API(Result, ncclBroadcastConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, int root,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclBroadcastConfig");
+  return ncclBroadcast(sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+NCCL_API(Result, ncclReduceConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, RedOp op, int root,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclReduceConfig");
+  return ncclReduce(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+}
+
+NCCL_API(Result, ncclReduceScatterConfig,
+         (const void* sendbuff, void* recvbuff, size_t recvcount, DataType datatype, RedOp op,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclReduceScatterConfig");
+  return ncclReduceScatter(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
+}
+
+NCCL_API(Result, ncclAllGatherConfig,
+         (const void* sendbuff, void* recvbuff, size_t sendcount, DataType datatype,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclAllGatherConfig");
+  return ncclAllGather(sendbuff, recvbuff, sendcount, datatype, comm, stream);
+}
+
+NCCL_API(Result, ncclAlltoAllConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, braidComm_t comm,
+          Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclAlltoAllConfig");
+  return ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+}
+
+NCCL_API(Result, ncclGatherConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, int root,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclGatherConfig");
+  return ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+NCCL_API(Result, ncclScatterConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, int root,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclScatterConfig");
+  return ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+// Encryption of NCCL's TCP sockets (2.32). Plaintext (NCCL_ENCRYPTION_MODE_NONE) is braid's
+// default and is accepted; a pre-shared key is not how braid's TLS is set up
+// (BRAID_SOCKET_TLS=1 derives its key from the unique id).
+NCCL_API(Result, ncclSetEncryption, (const void* config)) {
+  struct EncryptionPrefix {
+    size_t size;
+    unsigned int magic;
+    unsigned int version;
+    int mode;
+  };
+  const auto* c = static_cast<const EncryptionPrefix*>(config);
+  if (c == nullptr || c->magic != kConfigMagic || c->size < sizeof(EncryptionPrefix)) {
+    return refuse(kInvalidArgument,
+                  "ncclSetEncryption: config is NULL or was not set up with "
+                  "NCCL_ENCRYPTION_CONFIG_INITIALIZER");
+  }
+  if (c->mode == 0) return forward(braidSuccess);
+  return unmapped("ncclSetEncryption",
+                  "encryption with a pre-shared key (set BRAID_SOCKET_TLS=1 on every rank)");
+}

@@ -78,6 +78,21 @@ static void collectives(ncclComm_t comm, int n) {
   CHECK(frecv[3] == (float)(n + 1) / 2, "allreduce avg = %f", frecv[3]);
   OK(ncclAllReduce(send, recv, kCount, ncclInt32, ncclMax, comm, NULL), comm);
   CHECK(recv[5] == input(n - 1, 5), "allreduce max = %d", recv[5]);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 32, 0)
+  /* Per-call configuration: resource knobs are accepted; a forced algorithm is refused. */
+  {
+    ncclCollConfig_t cc = NCCL_COLLCONFIG_INITIALIZER;
+    cc.minCTAs = 2;
+    OK(ncclAllReduceConfig(send, recv, kCount, ncclInt32, ncclMin, comm, NULL, &cc), comm);
+    CHECK(recv[5] == input(0, 5), "allreduce config min = %d", recv[5]);
+    cc.algSelection = "ring";
+    ncclResult_t forced =
+        ncclAllReduceConfig(send, recv, kCount, ncclInt32, ncclMin, comm, NULL, &cc);
+    CHECK(forced == ncclInvalidUsage, "forced algorithm -> %s", ncclGetErrorString(forced));
+    CHECK(strstr(ncclGetLastError(comm), "algSelection") != NULL, "last error: %s",
+          ncclGetLastError(comm));
+  }
+#endif
 
   memcpy(recv, send, sizeof(send));
   OK(ncclBroadcast(send, recv, kCount, ncclInt32, 1 % n, comm, NULL), comm);
