@@ -153,7 +153,7 @@ OptionGroups valuedOptions(Options& o) {
             }},
            {"--lr", "X", "learning rate (sgd 0.05, adam 0.001, lamb 0.01)",
             [&](auto& f, auto& v) { return parseFloat(f, v, 0.0f, 100.0f, &o.lr); }},
-           {"--momentum", "X", "SGD momentum (0)",
+           {"--momentum", "X", "SGD momentum (0.9)",
             [&](auto& f, auto& v) {
               return parseFloat(f, v, 0.0f, 0.999f, &o.optimizer.momentum);
             }},
@@ -225,7 +225,9 @@ std::unique_ptr<CLI::App> makeApp(const OptionGroups& groups, Options& o,
                            ->group(group));
     }
   }
-  app->add_flag("--no-overlap", "exchange gradients after backward instead of during it")
+  app->add_flag_callback(
+         "--no-overlap", [&o] { o.sync.overlap = false; },
+         "exchange gradients after backward instead of during it")
       ->group(groups[0].first);
   app->add_flag("--quiet", o.quiet, "no progress lines")->group(groups[2].first);
   return app;
@@ -276,7 +278,6 @@ Status parseOptions(const std::vector<std::string>& args, Options* out) {
       ++i;
     }
   }
-  if (app->get_option("--no-overlap")->count() > 0) o.sync.overlap = false;
   if (!o.plotPath.empty() && o.csvPath.empty()) {
     return Status::error("--plot draws the table that --csv writes: give --csv FILE too");
   }
