@@ -5,6 +5,7 @@
 // that must fail with an error naming it, never hang.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -143,7 +144,8 @@ TEST(ApiElastic, NullConfigInheritsTheParentsNonBlockingMode) {
     ranks.emplace_back([&, rank] {
       braidConfig_t nonBlocking = configWithBlocking(0);
       braidComm_t parent = nullptr;
-      ready(braidCommInitRankConfig(&parent, 2, id, rank, &nonBlocking), parent, "init");
+      const braidResult_t init = braidCommInitRankConfig(&parent, 2, id, rank, &nonBlocking);
+      ready(init, parent, "init");
       braidComm_t child = nullptr;
       EXPECT_EQ(braidCommSplitConfig(parent, 0, rank, &child, nullptr), braidInProgress)
           << braidGetLastError(parent);
@@ -201,10 +203,17 @@ TEST(ApiElastic, ShrinkConfigDefaultKeepsTheParent) {
 // ends that call at once (long before BRAID_TIMEOUT), fails the parent, and gives the two
 // a working communicator.
 TEST(ApiElastic, ShrinkAbortEndsTheParentsWorkInFlight) {
+  std::atomic<int> finished{0};
   spawn(
       3,
-      [](braidComm_t comm, int rank) {
-        if (rank == 2) return;  // the hung rank: never joins the all-reduce
+      [&](braidComm_t comm, int rank) {
+        if (rank == 2) {  // the hung rank: never joins the all-reduce, nor leaves before the end
+          const auto deadline = Clock::now() + std::chrono::seconds(40);
+          while (finished.load() < 2 && Clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+          return;
+        }
         braidResult_t stuckResult = braidSuccess;
         double stuckSeconds = 0;
         std::thread stuck([&] {
@@ -230,6 +239,7 @@ TEST(ApiElastic, ShrinkAbortEndsTheParentsWorkInFlight) {
         EXPECT_NE(braidAllReduce(&v, &s, 1, braidInt64, braidSum, comm, nullptr), braidSuccess)
             << "the aborted parent took new work";
         EXPECT_EQ(braidCommDestroy(shrunk), braidSuccess);
+        finished.fetch_add(1);
       },
       SpawnOptions::withTransport("socket", 30));
 }
@@ -260,7 +270,9 @@ void growAndCheck(int from, int to, int blocking) {
           << "rank " << rank << ": " << braidGetLastError(rank < from ? parents[rank] : nullptr);
       ready(r, grown[rank], "grow");
       EXPECT_TRUE(allReduceMatches(grown[rank], rank, to));
-      if (rank < from) EXPECT_TRUE(allReduceMatches(parents[rank], rank, from));
+      if (rank < from) {
+        EXPECT_TRUE(allReduceMatches(parents[rank], rank, from));
+      }
     });
   }
   for (auto& t : ranks) t.join();
@@ -390,6 +402,7 @@ TEST(ApiElastic, GrowWithAMissingOrForgedJoinerEndsWithinTheTimeout) {
         braidUniqueId wrong = id;  // the right root, the wrong secret
         wrong.internal[offsetof(bootstrap::UniqueId, secret)] ^= 0x5a;
         results[2] = braidCommGrow(nullptr, 3, &wrong, 2, &grown[2], nullptr);
+        EXPECT_TRUE(mentions(nullptr, "secret")) << braidGetLastError(nullptr);
       });
     }
     for (auto& t : ranks) t.join();
