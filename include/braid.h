@@ -242,7 +242,8 @@ braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int exc
 
 /**
  * braidCommSplit with options for the new communicator. `config` NULL: the new communicator
- * takes the parent's (its blocking mode); otherwise as braidCommInitRankConfig. With blocking
+ * takes the parent's (its blocking mode); otherwise as braidCommInitRankConfig (unset fields
+ * take the defaults, not the parent's). With blocking
  * = 0 the ranks agree on the split before the call returns and the new communicator is joined
  * in the background: the call returns braidInProgress with *newcomm set, finished through
  * braidCommGetAsyncError(*newcomm). braidCommSplit is this call with a blocking config.

@@ -51,10 +51,12 @@ braidResult_t finish(braidResult_t result, bool inProgress) {
   return result == braidSuccess && inProgress ? braidInProgress : result;
 }
 
-// A derived communicator's options: the parent's, overridden by `config` when given.
+// A derived communicator's options: the parent's for a NULL config; otherwise the config's,
+// its unset fields taking the defaults (as in NCCL).
 Status deriveOptions(const Comm& parent, const braidConfig_t* config, const char* api,
                      InitOptions* out) {
-  out->blocking = parent.blocking();
+  *out = InitOptions();
+  if (config == nullptr) out->blocking = parent.blocking();
   return braid::api::readConfig(config, api, out);
 }
 

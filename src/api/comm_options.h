@@ -13,8 +13,7 @@ struct InitOptions {
 };
 
 /// The options of a braidConfig_t the caller filled from BRAID_CONFIG_INITIALIZER. Unset
-/// fields keep `*out`'s values (the defaults, or a parent's for derived communicators);
-/// NULL keeps them all. Fields past the caller's `size` count as unset, so an older
+/// fields keep `*out`'s values; NULL keeps them all. Fields past the caller's `size` count as unset, so an older
 /// header's smaller struct is read correctly.
 Status readConfig(const braidConfig_t* config, const char* api, InitOptions* out);
 

@@ -151,6 +151,13 @@ TEST(ApiElastic, NullConfigInheritsTheParentsNonBlockingMode) {
           << braidGetLastError(parent);
       EXPECT_EQ(settle(child), braidSuccess) << braidGetLastError(child);
       EXPECT_TRUE(allReduceMatches(child, rank, 2));
+      // A config's unset fields take the defaults (blocking), not the parent's.
+      braidConfig_t unset = BRAID_CONFIG_INITIALIZER;
+      braidComm_t defaulted = nullptr;
+      EXPECT_EQ(braidCommSplitConfig(parent, 0, rank, &defaulted, &unset), braidSuccess)
+          << braidGetLastError(parent);
+      EXPECT_TRUE(allReduceMatches(defaulted, rank, 2));
+      EXPECT_EQ(braidCommDestroy(defaulted), braidSuccess);
       // The config-less call stays blocking whatever the parent's mode.
       braidComm_t blockingChild = nullptr;
       EXPECT_EQ(braidCommSplit(parent, 0, rank, &blockingChild), braidSuccess);

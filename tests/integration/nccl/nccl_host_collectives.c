@@ -158,8 +158,10 @@ static void collectives(ncclComm_t comm, int n) {
   OK(ncclCommDestroy(half), NULL);
 }
 
-/* Polls a communicator made with a non-blocking config until it is ready. */
-static void settle(ncclResult_t made, ncclComm_t comm) {
+/* Polls *comm, made with a non-blocking config (the call answered `made`), until it is ready.
+ * A pointer, since C leaves the order of a call's arguments open. */
+static void settle(ncclResult_t made, const ncclComm_t* where) {
+  ncclComm_t comm = *where;
   CHECK(made == ncclSuccess || made == ncclInProgress, "-> %s: %s", ncclGetErrorString(made),
         ncclGetLastError(comm));
   ncclResult_t state = made;
@@ -187,7 +189,7 @@ static void shrinkAndGrow(ncclComm_t comm, int n, const char* idPath) {
     CHECK(r == ncclSuccess && shrunk == NULL, "excluded rank's shrink -> %s",
           ncclGetErrorString(r));
   } else {
-    settle(r, shrunk);
+    settle(r, &shrunk);
     checkSum(shrunk, 0, n - 2, "shrunk");
   }
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 29, 0)
@@ -201,8 +203,8 @@ static void shrinkAndGrow(ncclComm_t comm, int n, const char* idPath) {
   ncclComm_t grown = NULL;
   if (rank == last) {
     OK(ncclCommGrow(NULL, n, &growId, last, &grown, NULL), NULL);
-  } else {
-    OK(ncclCommGrow(shrunk, n, rank == 0 ? &growId : NULL, -1, &grown, NULL), shrunk);
+  } else { /* a NULL config: shrunk's non-blocking mode */
+    settle(ncclCommGrow(shrunk, n, rank == 0 ? &growId : NULL, -1, &grown, NULL), &grown);
   }
   int grownRank = -1;
   OK(ncclCommUserRank(grown, &grownRank), grown);
@@ -221,10 +223,10 @@ static void shrinkAndGrow(ncclComm_t comm, int n, const char* idPath) {
 
   /* NCCL_SHRINK_ABORT on a copy of comm: the survivors go on, the copy takes no more work. */
   ncclComm_t copy = NULL;
-  OK(ncclCommSplit(comm, 0, rank, &copy, NULL), comm);
+  settle(ncclCommSplit(comm, 0, rank, &copy, NULL), &copy); /* comm's non-blocking mode */
   int first = 0;
   ncclComm_t tail = NULL;
-  OK(ncclCommShrink(copy, &first, 1, &tail, NULL, NCCL_SHRINK_ABORT), copy);
+  settle(ncclCommShrink(copy, &first, 1, &tail, NULL, NCCL_SHRINK_ABORT), &tail);
   if (rank != 0) checkSum(tail, 1, n - 1, "shrunk after abort");
   int32_t one = 1, sum = 0;
   r = ncclAllReduce(&one, &sum, 1, ncclInt32, ncclSum, copy, NULL);
