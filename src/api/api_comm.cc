@@ -17,8 +17,6 @@
 #include "bootstrap/root_server.h"
 #include "comm/device_path.h"
 #include "comm/device_proxy/proxy_registry.h"
-#include "comm/group.h"
-#include "comm/shrink.h"
 #include "core/config.h"
 #include "core/log.h"
 
