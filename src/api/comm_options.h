@@ -13,8 +13,8 @@ struct InitOptions {
 };
 
 /// The options of a braidConfig_t the caller filled from BRAID_CONFIG_INITIALIZER. Unset
-/// fields keep `*out`'s values; NULL keeps them all. Fields past the caller's `size` count as unset, so an older
-/// header's smaller struct is read correctly.
+/// fields keep `*out`'s values; NULL keeps them all. Fields past the caller's `size` count as
+/// unset, so an older header's smaller struct is read correctly.
 Status readConfig(const braidConfig_t* config, const char* api, InitOptions* out);
 
 /// Creates a communicator with `join` and publishes it in *out: at once when blocking and
