@@ -42,6 +42,10 @@ struct ConfigPrefix {
 static_assert(offsetof(ConfigPrefix, blocking) == 16, "ncclConfig_t.blocking");
 static_assert(offsetof(ConfigPrefix, netName) == 32, "ncclConfig_t.netName");
 
+// ncclCommShrink's flags (2.27+).
+constexpr int kShrinkDefault = 0x00;  // NCCL_SHRINK_DEFAULT
+constexpr int kShrinkAbort = 0x01;    // NCCL_SHRINK_ABORT
+
 // ncclSimInfo_t (2.22+).
 constexpr unsigned kSimInfoMagic = 0x74685283;
 struct SimInfo {

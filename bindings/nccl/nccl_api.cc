@@ -2,8 +2,8 @@
 //
 // braid's C API has NCCL's argument order and enum values, so most calls forward one to
 // one (ncclComm_t is a braidComm_t, ncclUniqueId a braidUniqueId of the same 128 bytes).
-// Calls braid has no counterpart for (windows, signals, the parameter registry, suspend,
-// grow) return ncclInvalidUsage with a sentence for ncclGetLastError, so that callers fall
+// Calls braid has no counterpart for (windows, signals, the parameter registry, suspend)
+// return ncclInvalidUsage with a sentence for ncclGetLastError, so that callers fall
 // back. Every function is defined as pnccl<Name> (NCCL's profiling interface) with
 // nccl<Name> a weak alias of it, as in NCCL; libnccl.map exports those and nothing else.
 #include <strings.h>
@@ -150,35 +150,38 @@ NCCL_API(Result, ncclCommRevoke, (braidComm_t comm, int revokeFlags)) {
   return forward(braidCommRevoke(comm, revokeFlags));
 }
 
+// NULL config: the new communicator inherits the parent's (blocking mode), as in NCCL.
 NCCL_API(Result, ncclCommSplit,
          (braidComm_t comm, int color, int key, braidComm_t* newcomm, void* config)) {
-  if (Result r = checkConfig(config, "ncclCommSplit"); r != kSuccess) return r;
-  return forward(braidCommSplit(comm, color, key, newcomm));
+  braidConfig_t braid;
+  braidConfig_t* mapped = nullptr;
+  if (Result r = checkConfig(config, "ncclCommSplit", &braid, &mapped); r != kSuccess) return r;
+  return forward(braidCommSplitConfig(comm, color, key, newcomm, mapped));
 }
 
+// NCCL_SHRINK_DEFAULT and NCCL_SHRINK_ABORT have braid's values; braid checks them.
+static_assert(kShrinkDefault == BRAID_SHRINK_DEFAULT && kShrinkAbort == BRAID_SHRINK_ABORT);
 NCCL_API(Result, ncclCommShrink,
          (braidComm_t comm, int* excludeRanks, int excludeCount, braidComm_t* newcomm, void* config,
           int shrinkFlags)) {
-  if (Result r = checkConfig(config, "ncclCommShrink"); r != kSuccess) return r;
-  // NCCL_SHRINK_DEFAULT (0) or NCCL_SHRINK_ABORT (1): braid's shrink never uses the old
-  // communicator's connections, so both mean the same here.
-  if (shrinkFlags != 0 && shrinkFlags != 1) {
-    return refuse(kInvalidArgument, "ncclCommShrink: shrinkFlags " + std::to_string(shrinkFlags) +
-                                        " is neither NCCL_SHRINK_DEFAULT nor NCCL_SHRINK_ABORT");
-  }
-  return forward(braidCommShrink(comm, excludeRanks, excludeCount, newcomm));
+  braidConfig_t braid;
+  braidConfig_t* mapped = nullptr;
+  if (Result r = checkConfig(config, "ncclCommShrink", &braid, &mapped); r != kSuccess) return r;
+  return forward(
+      braidCommShrinkConfig(comm, excludeRanks, excludeCount, newcomm, mapped, shrinkFlags));
 }
 
 NCCL_API(Result, ncclCommGrow,
          (braidComm_t comm, int nRanks, const braidUniqueId* uniqueId, int rank,
           braidComm_t* newcomm, void* config)) {
-  (void)comm, (void)nRanks, (void)uniqueId, (void)rank, (void)newcomm, (void)config;
-  return unmapped("ncclCommGrow", "growing a live communicator");
+  braidConfig_t braid;
+  braidConfig_t* mapped = nullptr;
+  if (Result r = checkConfig(config, "ncclCommGrow", &braid, &mapped); r != kSuccess) return r;
+  return forward(braidCommGrow(comm, nRanks, uniqueId, rank, newcomm, mapped));
 }
 
 NCCL_API(Result, ncclCommGetUniqueId, (braidComm_t comm, braidUniqueId* uniqueId)) {
-  (void)comm, (void)uniqueId;
-  return unmapped("ncclCommGetUniqueId", "a unique id for ncclCommGrow");
+  return forward(braidCommGetUniqueId(comm, uniqueId));
 }
 
 NCCL_API(Result, ncclCommGetAsyncError, (braidComm_t comm, Result* asyncError)) {

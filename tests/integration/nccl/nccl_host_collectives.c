@@ -32,13 +32,14 @@ static int rank = -1;
           ncclGetLastError(comm));                                          \
   } while (0)
 
-static void shareId(ncclUniqueId* id, const char* path) {
-  if (rank == 0) {
+/* Rank `writer` writes *id to `path`; every other rank reads it from there. */
+static void shareIdFrom(ncclUniqueId* id, const char* path, int writer) {
+  if (rank == writer) {
     char tmp[4096];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     FILE* f = fopen(tmp, "wb");
     if (f == NULL || fwrite(id, sizeof(*id), 1, f) != 1 || fclose(f) != 0 || rename(tmp, path)) {
-      fprintf(stderr, "rank 0: cannot write %s\n", path);
+      fprintf(stderr, "rank %d: cannot write %s\n", rank, path);
       exit(1);
     }
     return;
@@ -55,6 +56,8 @@ static void shareId(ncclUniqueId* id, const char* path) {
   fprintf(stderr, "rank %d: no unique id in %s\n", rank, path);
   exit(1);
 }
+
+static void shareId(ncclUniqueId* id, const char* path) { shareIdFrom(id, path, 0); }
 
 /* The value rank r contributes at index i. */
 static int32_t input(int r, size_t i) { return (int32_t)(r * 1000 + (int)i); }
@@ -207,6 +210,86 @@ static void collectives(ncclComm_t comm, int n) {
   OK(ncclCommDestroy(half), NULL);
 }
 
+/* Polls *comm, made with a non-blocking config (the call answered `made`), until it is ready.
+ * A pointer, since C leaves the order of a call's arguments open. */
+static void settle(ncclResult_t made, const ncclComm_t* where) {
+  ncclComm_t comm = *where;
+  CHECK(made == ncclSuccess || made == ncclInProgress, "-> %s: %s", ncclGetErrorString(made),
+        ncclGetLastError(comm));
+  ncclResult_t state = made;
+  while (comm != NULL && state == ncclInProgress) OK(ncclCommGetAsyncError(comm, &state), comm);
+  CHECK(state == ncclSuccess, "state %s: %s", ncclGetErrorString(state), ncclGetLastError(comm));
+}
+
+/* Sums `r + 1` over the ranks of `comm`, which holds the old ranks first..last. */
+static void checkSum(ncclComm_t comm, int first, int last, const char* what) {
+  int32_t mine = rank + 1, total = 0, expect = 0;
+  for (int r = first; r <= last; ++r) expect += r + 1;
+  OK(ncclAllReduce(&mine, &total, 1, ncclInt32, ncclSum, comm, NULL), comm);
+  CHECK(total == expect, "%s allreduce %d, expected %d", what, total, expect);
+}
+
+/* Shrink with a non-blocking config; grow back with a new rank (NCCL 2.29+ headers); shrink
+ * with NCCL_SHRINK_ABORT, which ends the parent. */
+static void shrinkAndGrow(ncclComm_t comm, int n, const char* idPath) {
+  ncclConfig_t nonBlocking = NCCL_CONFIG_INITIALIZER;
+  nonBlocking.blocking = 0;
+  int last = n - 1;
+  ncclComm_t shrunk = NULL;
+  ncclResult_t r = ncclCommShrink(comm, &last, 1, &shrunk, &nonBlocking, NCCL_SHRINK_DEFAULT);
+  if (rank == last) {
+    CHECK(r == ncclSuccess && shrunk == NULL, "excluded rank's shrink -> %s",
+          ncclGetErrorString(r));
+  } else {
+    settle(r, &shrunk);
+    checkSum(shrunk, 0, n - 2, "shrunk");
+  }
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 29, 0)
+  /* The excluded rank comes back as a new rank of a grown communicator. */
+  char growPath[4096];
+  snprintf(growPath, sizeof(growPath), "%s.grow", idPath);
+  ncclUniqueId growId;
+  memset(&growId, 0, sizeof(growId));
+  if (rank == 0) OK(ncclCommGetUniqueId(shrunk, &growId), shrunk);
+  shareIdFrom(&growId, growPath, 0);
+  ncclComm_t grown = NULL;
+  if (rank == last) {
+    OK(ncclCommGrow(NULL, n, &growId, last, &grown, NULL), NULL);
+  } else { /* a NULL config: shrunk's non-blocking mode */
+    settle(ncclCommGrow(shrunk, n, rank == 0 ? &growId : NULL, -1, &grown, NULL), &grown);
+  }
+  int grownRank = -1;
+  OK(ncclCommUserRank(grown, &grownRank), grown);
+  CHECK(grownRank == rank, "grown rank %d", grownRank);
+  checkSum(grown, 0, n - 1, "grown");
+  OK(ncclCommDestroy(grown), NULL);
+  /* A new rank that names an existing rank is refused. */
+  ncclComm_t refused = NULL;
+  r = ncclCommGrow(NULL, n + 1, &growId, 0, &refused, NULL);
+  CHECK(r == ncclInvalidArgument && strstr(ncclGetLastError(NULL), "not a new rank") != NULL,
+        "grow as rank 0 -> %s: %s", ncclGetErrorString(r), ncclGetLastError(NULL));
+#else
+  (void)idPath;
+#endif
+  if (shrunk != NULL) OK(ncclCommDestroy(shrunk), NULL);
+
+  /* NCCL_SHRINK_ABORT on a copy of comm: the survivors go on, the copy takes no more work. */
+  ncclComm_t copy = NULL;
+  settle(ncclCommSplit(comm, 0, rank, &copy, NULL), &copy); /* comm's non-blocking mode */
+  int first = 0;
+  ncclComm_t tail = NULL;
+  settle(ncclCommShrink(copy, &first, 1, &tail, NULL, NCCL_SHRINK_ABORT), &tail);
+  if (rank != 0) checkSum(tail, 1, n - 1, "shrunk after abort");
+  int32_t one = 1, sum = 0;
+  r = ncclAllReduce(&one, &sum, 1, ncclInt32, ncclSum, copy, NULL);
+  CHECK(r != ncclSuccess, "the aborted parent took an all-reduce");
+  ncclComm_t none = NULL;
+  r = ncclCommShrink(comm, &first, 1, &none, NULL, 5);
+  CHECK(r == ncclInvalidArgument && none == NULL, "shrinkFlags 5 -> %s", ncclGetErrorString(r));
+  if (tail != NULL) OK(ncclCommDestroy(tail), NULL);
+  OK(ncclCommAbort(copy), NULL);
+}
+
 static void badInput(ncclComm_t comm) {
   int32_t buf[4] = {0};
   ncclResult_t r = ncclAllReduce(buf, buf, 4, (ncclDataType_t)42, ncclSum, comm, NULL);
@@ -278,6 +361,7 @@ int main(int argc, char** argv) {
   CHECK(count == n && me == rank && device == -1, "count %d rank %d device %d", count, me, device);
 
   collectives(comm, n);
+  shrinkAndGrow(comm, n, argv[1]);
   badInput(comm);
 
   OK(ncclCommFinalize(comm), comm);
