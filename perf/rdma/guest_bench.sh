@@ -11,8 +11,9 @@
 #             at once) against ib_write_bw -b (both sides write), per direction.
 # soft-RoCE does its packet work on the guest's CPUs, so traffic in both directions at
 # once shares those CPUs: a two-way figure is lower than a one-way one for braid and
-# ib_write_bw alike. Then, once each: braid with pure busy polling (BRAID_SPIN), braid
-# over TCP on the same dummy device, and OpenMPI with UCX on rxe0.
+# ib_write_bw alike. Each round also runs braid busy-polling only (BRAID_SPIN); then, once
+# each: braid with 4 MiB collective chunks, braid over TCP on the same dummy device, and
+# OpenMPI with UCX on rxe0.
 # Prints every raw line, then per size the medians over rounds and the median ratio.
 set -uo pipefail
 build=$1
