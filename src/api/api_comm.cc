@@ -14,7 +14,7 @@
 #include "bootstrap/mpi_world.h"
 #include "bootstrap/root_server.h"
 #include "comm/device_path.h"
-#include "comm/device_proxy/proxy_registry.h"
+#include "comm/device_proxy/proxy_hooks.h"
 #include "comm/group.h"
 #include "comm/shrink.h"
 #include "core/config.h"
