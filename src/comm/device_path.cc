@@ -158,8 +158,8 @@ namespace {
 // makes the same call, so every rank gets here and creates its part of the cuda_p2p group
 // (collective over the bootstrap). Ranks on several hosts are refused alike on every rank
 // (the host table is the same everywhere), before any exchange. The group lives on the
-// device the communicator was bound to by this very call's buffers (the C API's first
-// device call sets it), so the buffer is not asked again.
+// communicator's device, bound by its first device-buffer call (the C API), so no buffer is
+// asked again.
 Status attachPeerGroup(Comm* comm) {
   std::string why;
   const BraidDevicePath* api = deviceApi(&why);

@@ -58,10 +58,8 @@ void* createPeerGroup(int rank, int nranks, int device, const char* algorithm, c
     report(overrides.status(), error, errorBytes);
     return nullptr;
   }
-  if (device < 0) {
-    std::snprintf(error, errorBytes, "rank %d: no CUDA device (device %d)", rank, device);
-    return nullptr;
-  }
+  // A bad `device` is not refused here: the group's creation reports it through the
+  // exchange, so the peers fail with this rank instead of waiting for it.
   auto exchange = [&](void* data, size_t bytes) -> braid::Status {
     char why[512] = "";
     if (allGather(context, data, bytes, why, sizeof(why)) == 0) return braid::Status::ok();
