@@ -2,8 +2,9 @@
 // the right to create a cuda_p2p group on its first device-buffer collective, and its host
 // proxy (comm/device_proxy/). The Comm owns it: made by braidCommInitAll, by a
 // one-rank-per-process init, or by the first device call, and destroyed with the Comm, so
-// destroy, abort and shrink release it without looking anything up. Host-only communicators
-// never make one and pay one pointer test per call.
+// destroy, abort and shrink release it without looking anything up. A host call pays one
+// pointer test (is there a proxy to wait for?); a communicator that may never see CUDA holds
+// at most this small object noting that it could create a cuda_p2p group.
 //
 // A communicator is used by one thread at a time (as in NCCL), and the proxy thread never
 // touches this object, so it needs no lock of its own.
