@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -36,7 +37,9 @@ class RootServer {
   Status gather() {
     AcceptLoop loop(listener_.get(), secret_, kRootProtocol, "bootstrap root");
     while (nranks_ == 0 || joined_ < nranks_) {
-      BRAID_ASSIGN_OR_RETURN(Admitted conn, loop.next(deadline_));
+      Result<Admitted> next = loop.next(deadline_);
+      if (!next.isOk()) return next.status().withContext(missingRanks());
+      Admitted conn = std::move(*next);
       Result<wire::RootHelloFields> hello = wire::parseRootHelloFields(conn.fields);
       if (!hello.isOk()) {
         // It knows the secret, so it is one of ours built differently: fail loudly.
@@ -66,6 +69,21 @@ class RootServer {
     table_[hello.rank] = hello.listen;
     ++joined_;
     return Status::ok();
+  }
+
+  // Who has not come, for the error that ends a gather early: a rank that never joins is
+  // named, so the ranks that did come learn whom they waited for.
+  std::string missingRanks() const {
+    if (nranks_ == 0) return "no rank joined";
+    std::string list;
+    int missing = 0;
+    for (int r = 0; r < nranks_; ++r) {
+      if (ranks_[r].fd.valid()) continue;
+      if (++missing <= 8) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    }
+    if (missing > 8) list += ", ...";
+    return (missing == 1 ? "rank " : "ranks ") + list + " of " + std::to_string(nranks_) +
+           " did not join";
   }
 
   // Answers every admitted rank: the table on success, else the reason.
