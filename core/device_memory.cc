@@ -62,7 +62,8 @@ bool isDeviceMemory(const void* ptr) {
 }
 
 int deviceOrdinal(const void* ptr) {
-  if (!isDeviceMemory(ptr)) return -1;
+  if (ptr == nullptr) return -1;
+  // The caller has its answer from isDeviceMemory already: not asked again.
   if (testQuery.load(std::memory_order_acquire) != nullptr) return 0;
   CuPointerGetAttribute query = driverQuery();
   int ordinal = -1;

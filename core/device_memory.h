@@ -12,8 +12,9 @@ namespace braid {
 /// memory counts as host-readable). False when CUDA is not in use.
 bool isDeviceMemory(const void* ptr);
 
-/// The CUDA device ordinal of device memory `ptr`; -1 for host memory or when CUDA is not
-/// in use. Under setDeviceMemoryQueryForTesting, fake device memory is on device 0.
+/// The CUDA device ordinal of `ptr`, which isDeviceMemory already called device memory (it is
+/// not asked again); -1 when the driver does not say. Under setDeviceMemoryQueryForTesting,
+/// fake device memory is on device 0.
 int deviceOrdinal(const void* ptr);
 
 /// Tests only: while set, `query` alone decides what isDeviceMemory says, so the C API's

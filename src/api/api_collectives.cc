@@ -80,7 +80,8 @@ void scaleInput(Op& op, const braid::PreMulSum& scale) {
 Status runOrQueue(Op& op, braid::Comm& comm, braidStream_t stream, const VectorArgs* vectors) {
   op.comm = &comm;
   if (vectors != nullptr) BRAID_RETURN_IF_ERROR(copyVectors(op, *vectors));
-  const bool onDevice = braid::onDevicePath(op);  // device buffers on a device comm
+  op.memory = braid::decideMemory(op);  // once per call: later steps read op.memory
+  const bool onDevice = braid::onDevicePath(op);
   if (stream != nullptr && !onDevice) {
     return braid::invalidUsage(std::string(op.apiName) +
                                ": stream is not NULL, but this build runs host buffers only "

@@ -16,7 +16,7 @@
 #include "bootstrap/mpi_world.h"
 #include "bootstrap/root_server.h"
 #include "comm/device_path.h"
-#include "comm/device_proxy/proxy_registry.h"
+#include "comm/device_proxy/proxy_hooks.h"
 #include "core/config.h"
 #include "core/log.h"
 

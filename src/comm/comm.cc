@@ -12,6 +12,7 @@
 #include "collectives/select.h"
 #include "comm/core_spreading.h"
 #include "comm/cpu_share.h"
+#include "comm/device_side.h"
 #include "comm/flight_signal.h"
 #include "comm/host_identity.h"
 #include "core/log.h"
@@ -103,7 +104,15 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
   return comm;
 }
 
-Comm::~Comm() { unregisterFlightRecorder(flight_.get()); }
+Comm::~Comm() {
+  deviceSide_.reset();  // its proxy may still run queued ops on this communicator
+  unregisterFlightRecorder(flight_.get());
+}
+
+DeviceSide& Comm::ensureDeviceSide() {
+  if (deviceSide_ == nullptr) deviceSide_.reset(new DeviceSide);
+  return *deviceSide_;
+}
 
 // With a core of its own (pinned, ranks no more than cores) the peer a rank
 // waits for runs elsewhere, so a longer spin catches its reply without the

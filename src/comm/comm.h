@@ -30,6 +30,11 @@
 
 namespace braid {
 
+class DeviceSide;  // comm/device_side.h
+struct DeviceSideDeleter {
+  void operator()(DeviceSide* side) const;
+};
+
 class Comm {
  public:
   /// Joins the communicator of `id` as `rank` of `nranks` (collective over all ranks).
@@ -87,6 +92,12 @@ class Comm {
   /// device of its first device-buffer collective; -1 while it has none (host only).
   int device() const { return device_.load(std::memory_order_relaxed); }
   void setDevice(int device) { device_.store(device, std::memory_order_relaxed); }
+
+  /// This rank's part of the device path (comm/device_side.h); null until the communicator
+  /// first meets device buffers or CUDA devices. Released with the Comm.
+  DeviceSide* deviceSide() const { return deviceSide_.get(); }
+  /// deviceSide(), made empty if there is none yet.
+  DeviceSide& ensureDeviceSide();
 
   /// Asks every operation in flight on this communicator to stop; any thread.
   void requestAbort();
@@ -160,6 +171,8 @@ class Comm {
   ScheduleCache schedules_;
   std::unique_ptr<TinyAllReduce> tiny_;  // after transport_ and flight_, which it uses
   DirectPointToPoint p2p_{*this};
+  // Last: destroyed first (in ~Comm, explicitly), while everything its proxy uses is alive.
+  std::unique_ptr<DeviceSide, DeviceSideDeleter> deviceSide_;
 };
 
 }  // namespace braid

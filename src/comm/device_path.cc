@@ -1,20 +1,18 @@
-// Finding libbraid_cuda.so and remembering which communicators are bound to which device
-// group (see the header). Host-only programs pay one relaxed atomic load per call.
+// Finding libbraid_cuda.so, and routing a communicator's device calls by its own device state
+// (comm/device_side.h; see the header).
 #include "comm/device_path.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 
 #include "collectives/device/cuda/device_path_abi.h"
 #include "comm/comm.h"
-#include "comm/device_proxy/proxy_registry.h"
+#include "comm/device_proxy/proxy_hooks.h"
+#include "comm/device_side.h"
 #include "core/device_memory.h"
 #include "core/log.h"
 
@@ -59,30 +57,6 @@ const BraidDevicePath* deviceApi(std::string* why) {
   });
   if (api == nullptr && why != nullptr) *why = failure;
   return api;
-}
-
-// The device group a communicator's rank belongs to. A group is shared by its ranks and
-// released with the last of them.
-struct Binding {
-  std::shared_ptr<void> group;
-};
-std::mutex bindingsMu;
-// Bound communicators plus those allowed a peer group: lets host-only programs skip the
-// lock on every call.
-std::atomic<int> deviceCapableComms{0};
-std::map<const Comm*, Binding>& bindings() {
-  static auto* map = new std::map<const Comm*, Binding>;  // never destroyed: exit-safe
-  return *map;
-}
-// Communicators of one rank per process (braidCommInitRank, braidCommInitFromEnv) not yet
-// bound: their first device-buffer collective creates a cuda_p2p group.
-std::set<const Comm*>& peerCandidates() {
-  static auto* set = new std::set<const Comm*>;
-  return *set;
-}
-void recount() {  // with bindingsMu held
-  deviceCapableComms.store(int(bindings().size() + peerCandidates().size()),
-                           std::memory_order_release);
 }
 
 // BraidAllGatherFn over a communicator's bootstrap.
@@ -141,12 +115,10 @@ Status attachDeviceGroup(const std::vector<Comm*>& comms, const int* devlist) {
                                config.protocol.c_str(), error, sizeof(error));
   if (raw == nullptr) return internalError(std::string("creating the device group: ") + error);
   std::shared_ptr<void> group(raw, api->releaseGroup);
-  std::lock_guard<std::mutex> lock(bindingsMu);
   for (Comm* c : comms) {
-    bindings()[c] = Binding{group};
-    c->setDevice(devlist[0]);  // deviceListSupported: every rank names devlist[0]
+    c->ensureDeviceSide().group = group;  // the last rank destroyed releases it
+    c->setDevice(devlist[0]);             // deviceListSupported: every rank names devlist[0]
   }
-  recount();
   return Status::ok();
 }
 
@@ -157,9 +129,7 @@ void allowPeerDevices(Comm* comm) {
   for (int host : hosts) {
     if (host != hosts[0]) return;
   }
-  std::lock_guard<std::mutex> lock(bindingsMu);
-  peerCandidates().insert(comm);
-  recount();
+  comm->ensureDeviceSide().peerCandidate = true;
 }
 
 void* deviceLibrarySymbol(const char* name, std::string* why) {
@@ -170,25 +140,16 @@ void* deviceLibrarySymbol(const char* name, std::string* why) {
   return lib != nullptr ? dlsym(lib, name) : nullptr;
 }
 
-void detachDevice(Comm* comm) {
-  stopDeviceProxy(comm);       // device buffers over the host transports (device_proxy/)
-  std::shared_ptr<void> last;  // released outside the lock (it synchronises the device)
-  {
-    std::lock_guard<std::mutex> lock(bindingsMu);
-    auto it = bindings().find(comm);
-    if (it != bindings().end()) {
-      last = std::move(it->second.group);
-      bindings().erase(it);
-    }
-    peerCandidates().erase(comm);
-    recount();
-  }
-}
-
-bool onDevicePath(const Op& op) {
-  // A device group's kernels, or else the host proxy (device_proxy/), take device buffers.
-  // Host buffers cost a few nanoseconds here while CUDA is not loaded.
-  return isDeviceMemory(op.send) || (op.recv != op.send && isDeviceMemory(op.recv));
+BufferMemory decideMemory(const Op& op) {
+  // Host buffers cost a few nanoseconds per query while CUDA is not loaded; in place, one
+  // query serves both buffers.
+  const bool send = isDeviceMemory(op.send);
+  const bool recv = op.recv == op.send ? send : isDeviceMemory(op.recv);
+  if (!send && !recv) return BufferMemory::kHost;
+  // A buffer not given (null) takes the other's kind: a root's broadcast, a send or a recv.
+  const bool sendMatches = op.send == nullptr || send;
+  const bool recvMatches = op.recv == nullptr || recv;
+  return sendMatches && recvMatches ? BufferMemory::kDevice : BufferMemory::kMixed;
 }
 
 namespace {
@@ -196,8 +157,10 @@ namespace {
 // The first device-buffer collective of a one-rank-per-process communicator: every rank
 // makes the same call, so every rank gets here and creates its part of the cuda_p2p group
 // (collective over the bootstrap). Ranks on several hosts are refused alike on every rank
-// (the host table is the same everywhere), before any exchange.
-Status attachPeerGroup(Comm* comm, const void* buffer) {
+// (the host table is the same everywhere), before any exchange. The group lives on the
+// communicator's device, bound by its first device-buffer call (the C API), so no buffer is
+// asked again.
+Status attachPeerGroup(Comm* comm) {
   std::string why;
   const BraidDevicePath* api = deviceApi(&why);
   if (api == nullptr) return invalidUsage(why);
@@ -211,48 +174,32 @@ Status attachPeerGroup(Comm* comm, const void* buffer) {
   }
   char error[kErrorBytes] = "";
   void* raw = api->createPeerGroup(
-      comm->rank(), comm->nranks(), buffer, comm->config().algorithm.c_str(),
+      comm->rank(), comm->nranks(), comm->device(), comm->config().algorithm.c_str(),
       comm->config().protocol.c_str(), &bootstrapAllGather, comm, error, sizeof(error));
   if (raw == nullptr) {
     return internalError(std::string("creating the cuda_p2p device group: ") + error);
   }
-  std::shared_ptr<void> group(raw, api->releaseGroup);
-  std::lock_guard<std::mutex> lock(bindingsMu);
-  bindings()[comm] = Binding{group};
-  peerCandidates().erase(comm);
-  recount();
+  DeviceSide& side = comm->ensureDeviceSide();
+  side.group = std::shared_ptr<void>(raw, api->releaseGroup);
+  side.peerCandidate = false;
   return Status::ok();
 }
-
-}  // namespace
-
-namespace {
 
 // The device group `op.comm` is bound to, creating a cuda_p2p group on a peer candidate's
 // first device-buffer call; null: the communicator's device buffers take the host proxy.
 std::shared_ptr<void> deviceGroupFor(const Op& op) {
-  std::shared_ptr<void> group;
-  bool candidate = false;
-  if (deviceCapableComms.load(std::memory_order_acquire) > 0) {
-    std::lock_guard<std::mutex> lock(bindingsMu);
-    auto it = bindings().find(op.comm);
-    if (it != bindings().end()) group = it->second.group;
-    candidate = peerCandidates().count(op.comm) != 0;
-  }
-  if (group == nullptr && candidate) {  // a peer candidate's first device-buffer call
-    const Status attached = attachPeerGroup(op.comm, op.send != nullptr ? op.send : op.recv);
-    std::lock_guard<std::mutex> lock(bindingsMu);
-    if (attached.isOk()) {
-      group = bindings()[op.comm].group;
-    } else {
+  DeviceSide* side = op.comm->deviceSide();
+  if (side == nullptr) return nullptr;
+  if (side->group == nullptr && side->peerCandidate) {  // a peer candidate's first call
+    const Status attached = attachPeerGroup(op.comm);
+    if (!attached.isOk()) {
       // Every rank decided from the same exchanged records, so all fall back together.
       BRAID_WARN("%s; device buffers go through the host proxy instead",
                  attached.message().c_str());
-      peerCandidates().erase(op.comm);
-      recount();
+      side->peerCandidate = false;
     }
   }
-  return group;
+  return side->group;
 }
 
 // Whether a device group's kernels run `op`: every collective but all-to-all-v. The rest
@@ -282,9 +229,7 @@ Status enqueueOnGroup(void* group, const Op& op, void* stream) {
 }  // namespace
 
 Status checkDeviceBuffers(const Op& op) {
-  const bool sendOnDevice = op.send == nullptr || isDeviceMemory(op.send);
-  const bool recvOnDevice = op.recv == nullptr || isDeviceMemory(op.recv);
-  if (sendOnDevice && recvOnDevice) return Status::ok();
+  if (op.memory != BufferMemory::kMixed) return Status::ok();
   return invalidUsage(std::string(op.apiName) +
                       ": one buffer is CUDA device memory and the other is not; pass both on "
                       "the communicator's device");

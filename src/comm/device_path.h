@@ -8,12 +8,14 @@
 //   rank's kernel on the caller's stream;
 // - communicators of one rank per process on one node (braidCommInitRank,
 //   braidCommInitFromEnv): their first collective on device buffers creates a cuda_p2p group
-//   (collectives/device/cuda/ipc_group.h) on the buffer's device, collectively over the
-//   bootstrap. NCCL binds the device at init, braid at first use, so host-only programs
-//   never touch CUDA. Calls enqueue kernels as above;
+//   (collectives/device/cuda/ipc_group.h, over transports/cuda_p2p/) on the buffer's device,
+//   collectively over the bootstrap. NCCL binds the device at init, braid at first use, so
+//   host-only programs never touch CUDA. Calls enqueue kernels as above;
 // - any other communicator (ranks on several hosts, BRAID_P2P_DISABLE=1, or a cuda_p2p setup
 //   that failed on every rank) goes through its host proxy (comm/device_proxy/): staged in
 //   pinned host memory, moved by the host transports, still enqueued on the caller's stream.
+// Which of these a communicator takes is its own state (comm/device_side.h), owned by the
+// Comm and released with it.
 #pragma once
 
 #include <string>
@@ -43,13 +45,13 @@ void allowPeerDevices(Comm* comm);
 /// `name` from libbraid_cuda.so (loading it if needed), or null and *why.
 void* deviceLibrarySymbol(const char* name, std::string* why);
 
-/// Forgets `comm`'s device binding and stops its proxy (call before deleting it). No-op
-/// for host comms.
-void detachDevice(Comm* comm);
+/// Where `op`'s buffers live: one driver query per distinct buffer. The C API stores the
+/// answer in op.memory once per call; everything after reads it from there.
+BufferMemory decideMemory(const Op& op);
 
-/// True when `op` names device memory: it then skips the host-only checks and runs through
-/// enqueueOnDevice (the communicator's device group, or else its host proxy).
-bool onDevicePath(const Op& op);
+/// True when `op.memory` names device memory: it then skips the host-only checks and runs
+/// through enqueueOnDevice (the communicator's device group, or else its host proxy).
+inline bool onDevicePath(const Op& op) { return op.memory != BufferMemory::kHost; }
 
 /// An error unless both of `op`'s buffers (where given) are device memory.
 Status checkDeviceBuffers(const Op& op);

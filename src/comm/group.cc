@@ -9,7 +9,7 @@
 #include "collectives/select.h"
 #include "comm/comm.h"
 #include "comm/device_path.h"
-#include "comm/device_proxy/proxy_registry.h"
+#include "comm/device_proxy/proxy_hooks.h"
 #include "comm/direct_collective.h"
 #include "comm/engine.h"
 #include "comm/handle_table.h"

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "comm/comm.h"
-#include "comm/device_path.h"
 #include "core/log.h"
 
 namespace braid {
@@ -317,8 +316,7 @@ Status releaseComm(braidComm_t handle, const char* api, Release how) {
   }
   d.slot->comm.store(nullptr, std::memory_order_relaxed);
   d.slot->pending = nullptr;
-  detachDevice(comm);
-  delete comm;
+  delete comm;  // with its device side (comm/device_side.h): proxy stopped, group released
   table().giveBack(static_cast<uint32_t>((reinterpret_cast<uintptr_t>(handle) >> 8) & 0xFFFFFF));
   return Status::ok();
 }

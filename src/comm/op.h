@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -15,6 +16,11 @@ class Comm;
 
 enum class OpKind { kCollective, kSend, kRecv };
 
+/// Where a call's buffers live, decided once per call (decideMemory, comm/device_path.h) and
+/// stored in it, so no later step asks the driver again. kMixed (one buffer of each) is
+/// refused on the device path with an error naming the call.
+enum class BufferMemory : uint8_t { kHost, kDevice, kMixed };
+
 struct Op {
   OpKind kind = OpKind::kCollective;
   coll::CollKind coll = coll::CollKind::kAllReduce;  // for kCollective
@@ -26,7 +32,8 @@ struct Op {
   braidDataType_t type = braidUint8;
   braidRedOp_t op = braidSum;
   int root = 0;
-  int peer = -1;                                                       // kSend / kRecv
+  int peer = -1;  // kSend / kRecv
+  BufferMemory memory = BufferMemory::kHost;
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;  // AllToAllv
   std::shared_ptr<void> scaledInput;  // a pre-multiplied copy of `send` (comm/user_ops.h)
 };

@@ -6,9 +6,7 @@
 
 #include "collectives/algorithm.h"
 #include "comm/comm.h"
-#include "comm/device_path.h"
 #include "comm/op.h"
-#include "core/device_memory.h"
 #include "core/types.h"
 
 namespace braid {
@@ -192,13 +190,6 @@ Status validate(const Op& op) {
   if (recvBytes > 0 && op.recv == nullptr) {
     return bad(op,
                "recvbuff is NULL but this rank receives " + std::to_string(recvBytes) + " bytes");
-  }
-  // In place, one query serves both buffers.
-  if (!onDevicePath(op) &&
-      (isDeviceMemory(op.send) || (op.recv != op.send && isDeviceMemory(op.recv)))) {
-    return invalidUsage(std::string(op.apiName) +
-                        ": a buffer is CUDA device memory, but this build runs collectives on "
-                        "host memory only (the device path is not implemented yet)");
   }
   if (op.kind == OpKind::kCollective && overlapsBadly(op, sendBytes, recvBytes)) {
     return bad(op, "sendbuff and recvbuff overlap, but not in an in-place form");

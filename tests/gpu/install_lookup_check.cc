@@ -8,6 +8,9 @@
 // a lookup failure says "libbraid_cuda.so was not found / could not be loaded" instead.
 // Then the loaded objects of this process show which file was loaded.
 //
+// Last, the installed libbraid_cuda.so's exports: exactly one device-path table and one
+// stream-ops table, each opening with the size and version this braid was built with.
+//
 // This program links only libdl: it opens the installed libbraid by path, so the build
 // tree's copy is never loaded beside it.
 #include <dlfcn.h>
@@ -20,6 +23,8 @@
 #include <string>
 
 #include "braid.h"
+#include "collectives/device/cuda/device_path_abi.h"
+#include "collectives/device/cuda/stream_ops_abi.h"
 
 namespace {
 
@@ -42,6 +47,28 @@ int collectDeviceLibrary(dl_phdr_info* info, size_t, void* out) {
     *static_cast<std::string*>(out) += realPath(name) + ";";
   }
   return 0;
+}
+
+// "" when libbraid_cuda.so (`lib`, loaded) exports its two tables as this braid expects them,
+// and nothing of the versioned tables it once had; else what is wrong.
+std::string checkTables(void* lib) {
+  using PathEntry = const BraidDevicePath* (*)();
+  using OpsEntry = const BraidStreamOps* (*)();
+  auto path = reinterpret_cast<PathEntry>(dlsym(lib, "braidDevicePath"));
+  auto ops = reinterpret_cast<OpsEntry>(dlsym(lib, "braidStreamOps"));
+  if (path == nullptr || ops == nullptr) return "braidDevicePath or braidStreamOps is not exported";
+  const BraidDevicePath* p = path();
+  const BraidStreamOps* o = ops();
+  if (p == nullptr || p->size != sizeof(BraidDevicePath) || p->version != kBraidDevicePathVersion) {
+    return "braidDevicePath() does not open with this braid's size and version";
+  }
+  if (o == nullptr || o->size != sizeof(BraidStreamOps) || o->version != kBraidStreamOpsVersion) {
+    return "braidStreamOps() does not open with this braid's size and version";
+  }
+  for (const char* gone : {"braidStreamOpsV1", "braidStreamOpsV2", "braidDevicePathV1"}) {
+    if (dlsym(lib, gone) != nullptr) return std::string(gone) + " is still exported";
+  }
+  return "";
 }
 
 }  // namespace
@@ -79,6 +106,10 @@ int main(int argc, char** argv) {
   if (loaded != realPath(deviceLib) + ";") {
     return fail("expected exactly " + realPath(deviceLib) + " loaded, found '" + loaded + "'");
   }
+  void* device = dlopen(deviceLib.c_str(), RTLD_NOW | RTLD_NOLOAD);  // the copy loaded above
+  if (device == nullptr) return fail("libbraid_cuda.so is not loaded");
+  const std::string tables = checkTables(device);
+  if (!tables.empty()) return fail("the installed libbraid_cuda.so: " + tables);
   std::printf("install_lookup_check: OK: %s loaded (%s)\n", deviceLib.c_str(),
               result == braidSuccess ? "GPU present, InitAll succeeded" : error.c_str());
   return 0;

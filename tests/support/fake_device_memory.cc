@@ -15,7 +15,10 @@ std::map<uintptr_t, uintptr_t>& ranges() {  // first byte -> one past the last
   return *map;
 }
 
+thread_local size_t queriesOnThisThread = 0;
+
 bool isFakeDevice(const void* ptr) {
+  ++queriesOnThisThread;
   const auto p = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(registryMu);
   auto it = ranges().upper_bound(p);
@@ -25,6 +28,8 @@ bool isFakeDevice(const void* ptr) {
 }
 
 }  // namespace
+
+size_t fakeDeviceQueriesOnThisThread() { return queriesOnThisThread; }
 
 FakeDeviceMemoryScope::FakeDeviceMemoryScope() { setDeviceMemoryQueryForTesting(&isFakeDevice); }
 

@@ -14,6 +14,11 @@
 
 namespace braid::testing {
 
+/// How many times braid asked "is this device memory?" on the calling thread so far (each
+/// query of a non-null pointer while a FakeDeviceMemoryScope is installed): tests check a
+/// call decides its memory kind once.
+size_t fakeDeviceQueriesOnThisThread();
+
 class FakeDeviceMemoryScope {
  public:
   FakeDeviceMemoryScope();   // installs the query

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "api/guard.h"
-#include "comm/device_proxy/proxy_registry.h"
+#include "comm/device_proxy/proxy_hooks.h"
 #include "support/fake_device_memory.h"
 #include "support/proxy_calls.h"
 

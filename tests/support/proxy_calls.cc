@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api/guard.h"
-#include "comm/device_proxy/proxy_registry.h"
+#include "comm/device_proxy/proxy_hooks.h"
 
 namespace braid::testing {
 

@@ -1,6 +1,7 @@
-// The host-side pieces of the cuda_p2p device group (collectives/device/cuda/ipc_group.h),
-// proven on CPUs:
-//  - PeerRegionLayout: every FIFO of a receive region inside it, aligned, none overlapping;
+// The host-side pieces of the cuda_p2p device group (collectives/device/cuda/ipc_group.h over
+// transports/cuda_p2p/), proven on CPUs:
+//  - PeerRegionLayout: every FIFO of a receive region inside it, aligned, none overlapping,
+//    and the executor's view of it (peerFifo) the same places;
 //  - wirePeerEnds over host memory standing in for each rank's device region (the pointers
 //    a process would get from cudaIpcOpenMemHandle), with the device executor compiled as
 //    host code and one thread per rank: a sequence of collectives on the same ends (FIFO
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -18,33 +20,54 @@
 
 #include "collectives/device/executor.h"
 #include "collectives/device/group_plans.h"
-#include "collectives/device/peer_exchange.h"
-#include "collectives/device/peer_fifo_layout.h"
+#include "collectives/device/peer_ends.h"
 #include "support/device_rank_case.h"
+#include "transports/cuda_p2p/peer_exchange.h"
 
 namespace braid::device {
 namespace {
 
 using coll::CollArgs;
 using coll::CollKind;
+using transport::cuda_p2p::checkPeerOpens;
+using transport::cuda_p2p::checkPeerRecords;
+using transport::cuda_p2p::kPeerRecordVersion;
+using transport::cuda_p2p::PeerOpenResult;
+using transport::cuda_p2p::PeerRecord;
+using transport::cuda_p2p::setPeerError;
+using transport::cuda_p2p::thisProcessToken;
 
 TEST(PeerRegionLayout, FifosAreInsideAlignedAndDisjoint) {
+  using transport::cuda_p2p::FifoLane;
+  using transport::cuda_p2p::FifoPlace;
+  using transport::cuda_p2p::kPeerCounterBytes;
   for (int n : {1, 2, 3, 8}) {
     for (uint32_t channels : {1u, 2u, 3u}) {
       PeerFifoConfig config{channels, 3, 48, 5, 32};
       PeerRegionLayout layout(config, n);
+      // A real (aligned) region: offsets are checked as the addresses a rank would use.
+      std::vector<std::array<uint8_t, 128>> region(layout.bytes() / 128 + 1);
+      auto* base = reinterpret_cast<uint8_t*>(region.data());
       std::vector<std::pair<size_t, size_t>> spans;  // [begin, end) offsets
       for (Protocol p : {Protocol::kSimple, Protocol::kLl}) {
+        const FifoLane lane = p == Protocol::kLl ? FifoLane::kLl : FifoLane::kSimple;
         for (int c = 0; c < int(channels); ++c) {
           for (int from = 0; from < n; ++from) {
-            FifoMemory f = layout.fifo(nullptr, p, c, from);
-            const auto counters = reinterpret_cast<uintptr_t>(f.counters);
-            const auto slots = reinterpret_cast<uintptr_t>(f.slots);
+            const FifoPlace f = layout.fifo(base, lane, c, from);
+            const auto counters = size_t(f.counters - base);
+            const auto slots = size_t(f.slots - base);
             EXPECT_EQ(counters % 128, 0u);
             EXPECT_EQ(slots % 16, 0u);
             EXPECT_EQ(f.slotCount, p == Protocol::kLl ? 5u : 3u);
-            spans.emplace_back(counters, counters + sizeof(FifoCounters));
-            spans.emplace_back(slots, slots + fifoSlotBytes(f.slotCount, f.slotBytes));
+            EXPECT_EQ(f.slotBytes, p == Protocol::kLl ? 32u : 48u);
+            spans.emplace_back(counters, counters + kPeerCounterBytes);
+            spans.emplace_back(slots, slots + size_t(f.slotCount) * f.slotBytes);
+            // The executor's FIFO is the same memory.
+            const FifoMemory m = peerFifo(layout, base, p, c, from);
+            EXPECT_EQ(reinterpret_cast<uint8_t*>(m.counters), f.counters);
+            EXPECT_EQ(m.slots, f.slots);
+            EXPECT_EQ(m.slotCount, f.slotCount);
+            EXPECT_EQ(m.slotBytes, f.slotBytes);
           }
         }
       }

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "api/guard.h"
-#include "comm/device_proxy/proxy_registry.h"
+#include "comm/device_proxy/proxy_hooks.h"
 #include "support/fake_device_memory.h"
 #include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"

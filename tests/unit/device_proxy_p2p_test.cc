@@ -206,6 +206,52 @@ TEST(DeviceProxyP2pErrors, BadCallsAreRefusedAndLeaveTheCommunicatorUsable) {
   });
 }
 
+// The memory kind is decided once per call: one driver query per distinct buffer (none for a
+// null one), however many steps the call takes (argument checks, the device route, the proxy,
+// binding the communicator's device on its first call). A call mixing a device and a host
+// buffer is refused after the same single look.
+TEST(DeviceProxyMemoryKind, EachBufferIsAskedOncePerCall) {
+  spawnWithFakeProxies(2, "shm", [](braidComm_t comm, int rank, FakeStreamOps&) {
+    FakeStream stream;
+    FakeDeviceBuffer in(300, rank + 1), out(300, kProxyPoison), peer(300, kProxyPoison);
+    std::vector<int32_t> host(300, 1);
+    auto queries = [base = fakeDeviceQueriesOnThisThread()]() mutable {
+      const size_t now = fakeDeviceQueriesOnThisThread();
+      const size_t made = now - base;
+      base = now;
+      return made;
+    };
+    // The communicator's first device call (it binds the device too).
+    EXPECT_EQ(
+        braidAllReduce(in.data(), out.data(), 300, braidInt32, braidSum, comm, stream.handle()),
+        braidSuccess)
+        << braidGetLastError(comm);
+    EXPECT_EQ(queries(), 2u) << "out of place, first call";
+    EXPECT_EQ(
+        braidAllReduce(out.data(), out.data(), 300, braidInt32, braidSum, comm, stream.handle()),
+        braidSuccess);
+    EXPECT_EQ(queries(), 1u) << "in place";
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(in.data(), 300, braidInt32, 1 - rank, comm, stream.handle()), braidSuccess);
+    EXPECT_EQ(braidRecv(peer.data(), 300, braidInt32, 1 - rank, comm, stream.handle()),
+              braidSuccess);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+    EXPECT_EQ(queries(), 2u) << "a send and a receive, one buffer each";
+    EXPECT_EQ(
+        braidAllReduce(in.data(), host.data(), 300, braidInt32, braidSum, comm, stream.handle()),
+        braidInvalidUsage);
+    EXPECT_NE(std::string(braidGetLastError(comm)).find("one buffer is CUDA device memory"),
+              std::string::npos)
+        << braidGetLastError(comm);
+    EXPECT_EQ(queries(), 2u) << "a refused mixed call";
+    EXPECT_TRUE(stream.synchronize().isOk());
+    // Every rank: (1 + 2) * 2 after the in-place second all-reduce.
+    EXPECT_EQ(proxyMismatches(out.values(), [](size_t) { return 6; }), "") << "rank " << rank;
+    EXPECT_EQ(proxyMismatches(peer.values(), [&](size_t) { return 2 - rank; }), "")
+        << "rank " << rank;
+  });
+}
+
 // Rank 1 expects fewer elements than rank 0 sends: the receive fails, and every rank's
 // streams are released with an asynchronous error, long before BRAID_TIMEOUT.
 class DeviceProxyP2pMismatch : public ::testing::TestWithParam<std::string> {};

@@ -18,7 +18,7 @@
 
 #include "api/guard.h"
 #include "comm/device_proxy/pipeline_pieces.h"
-#include "comm/device_proxy/proxy_registry.h"
+#include "comm/device_proxy/proxy_hooks.h"
 #include "support/fake_proxy.h"
 #include "support/fake_stream_ops.h"
 #include "support/proxy_calls.h"

@@ -10,7 +10,7 @@
 
 extern "C" {
 
-enum { kBraidDevicePathVersion = 3 };
+enum { kBraidDevicePathVersion = 4 };
 
 /// One collective call, as the device executor needs it.
 struct BraidDeviceCall {
@@ -38,9 +38,10 @@ struct BraidDevicePath {
   void* (*createGroup)(int nranks, int device, const char* algorithm, const char* protocol,
                        char* error, size_t errorBytes);
   /// Collective over the `nranks` ranks (one per call, each in its process): this rank of a
-  /// cuda_p2p group on the device that holds `buffer`; handles travel through allGather.
-  /// Null on failure (*error set; every rank fails alike, see ipc_group.h).
-  void* (*createPeerGroup)(int rank, int nranks, const void* buffer, const char* algorithm,
+  /// cuda_p2p group on CUDA device `device` (the one the communicator's buffers are on);
+  /// handles travel through allGather. Null on failure (*error set; every rank fails alike,
+  /// see ipc_group.h).
+  void* (*createPeerGroup)(int rank, int nranks, int device, const char* algorithm,
                            const char* protocol, BraidAllGatherFn allGather, void* context,
                            char* error, size_t errorBytes);
   void (*releaseGroup)(void* group);

@@ -51,21 +51,15 @@ void* createGroup(int nranks, int device, const char* algorithm, const char* pro
   return new GroupHandle{std::move(*group), nullptr};
 }
 
-void* createPeerGroup(int rank, int nranks, const void* buffer, const char* algorithm,
-                      const char* protocol, BraidAllGatherFn allGather, void* context, char* error,
-                      size_t errorBytes) {
+void* createPeerGroup(int rank, int nranks, int device, const char* algorithm, const char* protocol,
+                      BraidAllGatherFn allGather, void* context, char* error, size_t errorBytes) {
   braid::Result<Overrides> overrides = overridesFrom(algorithm, protocol);
   if (!overrides.isOk()) {
     report(overrides.status(), error, errorBytes);
     return nullptr;
   }
-  cudaPointerAttributes attributes{};
-  const cudaError_t err = cudaPointerGetAttributes(&attributes, buffer);
-  if (err != cudaSuccess || attributes.type != cudaMemoryTypeDevice) {
-    std::snprintf(error, errorBytes, "rank %d: the buffer is not CUDA device memory (%s)", rank,
-                  cudaGetErrorString(err));
-    return nullptr;
-  }
+  // A bad `device` is not refused here: the group's creation reports it through the
+  // exchange, so the peers fail with this rank instead of waiting for it.
   auto exchange = [&](void* data, size_t bytes) -> braid::Status {
     char why[512] = "";
     if (allGather(context, data, bytes, why, sizeof(why)) == 0) return braid::Status::ok();
@@ -73,7 +67,7 @@ void* createPeerGroup(int rank, int nranks, const void* buffer, const char* algo
   };
   PeerGroupOptions options;
   options.overrides = std::move(*overrides);
-  auto group = IpcDeviceGroup::create(rank, nranks, attributes.device, options, exchange);
+  auto group = IpcDeviceGroup::create(rank, nranks, device, options, exchange);
   if (!group.isOk()) {
     report(group.status(), error, errorBytes);
     return nullptr;

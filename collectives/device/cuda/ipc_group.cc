@@ -1,18 +1,13 @@
-// IpcDeviceGroup (see the header): the receive region and its export, the two exchange
-// rounds, opening peers' regions, wiring this rank's ends, per-call plans and the launch.
+// IpcDeviceGroup (see the header): its set-up around the transport's regions, wiring this
+// rank's ends, per-call plans and the launch.
 #include "collectives/device/cuda/ipc_group.h"
 
 #include <cuda_runtime.h>
 
-#include <cstring>
-
-#include "collectives/device/cuda/cuda_support.h"
 #include "collectives/device/group_plans.h"
-#include "collectives/device/peer_exchange.h"
+#include "transports/cuda_p2p/cuda/cuda_support.h"
 
 namespace braid::device {
-
-static_assert(sizeof(cudaIpcMemHandle_t) == kIpcHandleBytes, "IPC handle size changed");
 
 Result<std::shared_ptr<IpcDeviceGroup>> IpcDeviceGroup::create(int rank, int nranks, int device,
                                                                const PeerGroupOptions& options,
@@ -29,34 +24,15 @@ Result<std::shared_ptr<IpcDeviceGroup>> IpcDeviceGroup::create(int rank, int nra
         "16 bytes");
   }
   std::shared_ptr<IpcDeviceGroup> group(new IpcDeviceGroup(rank, nranks, device, options));
-  // Round 1: every rank sends a record, a failed one included, so nobody waits for it.
-  std::vector<PeerRecord> records(static_cast<size_t>(nranks));
-  PeerRecord& mine = records[size_t(rank)];
-  mine.processToken = thisProcessToken();
-  mine.config = f;
-  const Status local = group->allocateRegion(&mine).withContext(
-      "device group: rank " + std::to_string(rank) + " could not set up its device FIFOs");
-  if (!local.isOk()) {
-    mine.failed = 1;
-    setPeerError(mine.error, local.message());
-  }
-  BRAID_RETURN_IF_ERROR(allGather(records.data(), sizeof(PeerRecord)));
-  BRAID_RETURN_IF_ERROR(local);
-  BRAID_RETURN_IF_ERROR(checkPeerRecords(records, rank));
-  // Round 2: whether every rank mapped every peer.
-  std::vector<PeerOpenResult> opens(static_cast<size_t>(nranks));
-  Status opened = group->openPeers(records);
-  if (!opened.isOk()) {
-    opens[size_t(rank)].failed = 1;
-    setPeerError(opens[size_t(rank)].error, opened.message());
-  }
-  BRAID_RETURN_IF_ERROR(allGather(opens.data(), sizeof(PeerOpenResult)));
-  BRAID_RETURN_IF_ERROR(checkPeerOpens(opens));
+  // A failed set-up still takes part in the exchange, so no peer waits for this rank.
+  const Status local = group->setUp();
+  BRAID_ASSIGN_OR_RETURN(group->regions_, transport::cuda_p2p::IpcRegions::create(
+                                              rank, nranks, device, f, local, allGather));
   BRAID_RETURN_IF_ERROR(group->wireEnds());
   return group;
 }
 
-Status IpcDeviceGroup::allocateRegion(PeerRecord* record) {
+Status IpcDeviceGroup::setUp() {
   int count = 0;
   BRAID_CUDA_RETURN(cudaGetDeviceCount(&count));
   if (device_ < 0 || device_ >= count) {
@@ -68,82 +44,15 @@ Status IpcDeviceGroup::allocateRegion(PeerRecord* record) {
   BRAID_CUDA_RETURN(
       cudaHostAlloc(reinterpret_cast<void**>(&status_), sizeof(int), cudaHostAllocMapped));
   *status_ = kExecOk;
-  const PeerRegionLayout layout(options_.fifos, nranks_);
-  // Its own allocation: an IPC handle exports a whole cudaMalloc allocation, and peers
-  // must be able to reach this one and nothing else.
-  BRAID_CUDA_RETURN(cudaMalloc(reinterpret_cast<void**>(&region_), layout.bytes()));
-  owned_.push_back(region_);
-  BRAID_CUDA_RETURN(cudaMemsetAsync(region_, 0, layout.bytes(), uploads_));
-  BRAID_CUDA_RETURN(cudaStreamSynchronize(uploads_));  // zeroed before any peer sees it
-  cudaIpcMemHandle_t handle;
-  BRAID_CUDA_RETURN(cudaIpcGetMemHandle(&handle, region_));
-  std::memcpy(record->ipcHandle, &handle, sizeof(handle));
-  BRAID_CUDA_RETURN(cudaDeviceGetPCIBusId(record->busId, int(sizeof(record->busId)), device_));
-  record->regionAddress = reinterpret_cast<uintptr_t>(region_);
-  record->regionBytes = layout.bytes();
-  return Status::ok();
-}
-
-Status IpcDeviceGroup::enablePeerAccess(const char* peerBusId, int peer) {
-  int peerDevice = -1;
-  if (cudaDeviceGetByPCIBusId(&peerDevice, peerBusId) != cudaSuccess) {
-    // Not visible here (CUDA_VISIBLE_DEVICES): cudaIpcOpenMemHandle's lazy peer access
-    // below is the only way to reach it, and its failure names the problem.
-    cudaGetLastError();
-    return Status::ok();
-  }
-  if (peerDevice == device_) return Status::ok();  // the same GPU: IPC needs no peer access
-  int canAccess = 0;
-  BRAID_CUDA_RETURN(cudaDeviceCanAccessPeer(&canAccess, device_, peerDevice));
-  if (canAccess == 0) {
-    return invalidUsage("device group: rank " + std::to_string(rank_) + "'s GPU cannot access " +
-                        "rank " + std::to_string(peer) + "'s GPU (" + peerBusId +
-                        ") directly (no NVLink or PCIe peer path); cuda_p2p needs one");
-  }
-  const cudaError_t enabled = cudaDeviceEnablePeerAccess(peerDevice, 0);
-  if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
-    cudaGetLastError();  // enabled by an earlier group or by the application: fine
-    return Status::ok();
-  }
-  return cudaStatus(enabled, "cudaDeviceEnablePeerAccess");
-}
-
-Status IpcDeviceGroup::openPeers(const std::vector<PeerRecord>& records) {
-  DeviceScope scope(device_);
-  bases_.assign(size_t(nranks_), region_);
-  for (int p = 0; p < nranks_; ++p) {
-    if (p == rank_) continue;
-    const PeerRecord& peer = records[size_t(p)];
-    char busId[sizeof(peer.busId) + 1] = {};
-    std::memcpy(busId, peer.busId, sizeof(peer.busId));
-    BRAID_RETURN_IF_ERROR(enablePeerAccess(busId, p));
-    if (peer.processToken == records[size_t(rank_)].processToken) {
-      // A rank on another thread of this process: CUDA refuses to open a handle where it
-      // was exported, and the pointer is valid here (peer access enabled above if needed).
-      bases_[size_t(p)] = reinterpret_cast<uint8_t*>(uintptr_t(peer.regionAddress));
-      continue;
-    }
-    cudaIpcMemHandle_t handle;
-    std::memcpy(&handle, peer.ipcHandle, sizeof(handle));
-    void* base = nullptr;
-    const cudaError_t err = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      return internalError("device group: rank " + std::to_string(rank_) + " cannot open rank " +
-                           std::to_string(p) + "'s FIFOs (GPU " + busId +
-                           "): cudaIpcOpenMemHandle: " + cudaGetErrorString(err));
-    }
-    opened_.push_back(base);
-    bases_[size_t(p)] = static_cast<uint8_t*>(base);
-  }
   return Status::ok();
 }
 
 Status IpcDeviceGroup::wireEnds() {
   DeviceScope scope(device_);
-  const PeerRegionLayout layout(options_.fifos, nranks_);
-  auto simple = wirePeerEnds<SimpleProtocol>(layout, Protocol::kSimple, bases_, rank_);
-  auto ll = wirePeerEnds<LlProtocol>(layout, Protocol::kLl, bases_, rank_);
+  const PeerRegionLayout& layout = regions_->layout();
+  const std::vector<uint8_t*>& bases = regions_->bases();
+  auto simple = wirePeerEnds<SimpleProtocol>(layout, Protocol::kSimple, bases, rank_);
+  auto ll = wirePeerEnds<LlProtocol>(layout, Protocol::kLl, bases, rank_);
   auto* stream = static_cast<cudaStream_t>(uploads_);
   BRAID_ASSIGN_OR_RETURN(simpleEnds_[0], uploadVector(simple.sends, stream, &owned_));
   BRAID_ASSIGN_OR_RETURN(simpleEnds_[1], uploadVector(simple.recvs, stream, &owned_));
@@ -155,7 +64,7 @@ Status IpcDeviceGroup::wireEnds() {
 IpcDeviceGroup::~IpcDeviceGroup() {
   DeviceScope scope(device_);
   cudaDeviceSynchronize();  // this rank's launches may still use the FIFOs
-  for (void* p : opened_) cudaIpcCloseMemHandle(p);
+  regions_.reset();
   for (void* p : owned_) cudaFree(p);
   if (status_ != nullptr) cudaFreeHost(status_);
   if (uploads_ != nullptr) cudaStreamDestroy(uploads_);

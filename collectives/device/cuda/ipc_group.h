@@ -1,15 +1,10 @@
-// One rank of a device group whose ranks are in different processes of one node: the
+// One rank of a device group whose ranks are in different processes of one node, over the
 // cuda_p2p transport (a communicator made with braidCommInitRank or braidCommInitFromEnv,
 // one rank per process, each on its GPU — or all on the same GPU, which CUDA IPC allows).
 //
-// Creation is collective over the ranks (peer_exchange.h): each rank allocates its receive
-// FIFOs in its own device memory (peer_fifo_layout.h), exports them with
-// cudaIpcGetMemHandle, and the ranks swap handles through the communicator's bootstrap
-// allgather; each then opens its peers' regions (cudaIpcOpenMemHandle; ranks of one process
-// use the pointer itself) after enabling peer access where cudaDeviceCanAccessPeer allows.
-// A rank whose device cannot reach a peer's fails creation, and so does every other rank:
-// the verdict is taken from the same exchanged records everywhere, so no rank is left
-// waiting for a peer that gave up.
+// Creation is collective over the ranks: the transport (transports/cuda_p2p/cuda/
+// ipc_regions.h) gives every rank its peers' receive regions, or every rank the same error;
+// this group wires its FIFO ends over them (peer_ends.h), plans calls and launches them.
 //
 // Ordering across processes and GPUs: the protocols publish with a system-scope fence
 // (__threadfence_system, memory_order.h) before the tail/head store and read flags and LL
@@ -33,11 +28,11 @@
 #include <vector>
 
 #include "collectives/device/launch.h"
-#include "collectives/device/peer_exchange.h"
-#include "collectives/device/peer_fifo_layout.h"
+#include "collectives/device/peer_ends.h"
 #include "collectives/schedule.h"
 #include "collectives/select.h"
 #include "core/status.h"
+#include "transports/cuda_p2p/cuda/ipc_regions.h"
 
 struct CUstream_st;
 
@@ -51,9 +46,7 @@ struct PeerGroupOptions {
   uint64_t spinLimit = uint64_t(1) << 30;
 };
 
-/// The communicator's bootstrap allgather: in, this rank's `bytes` at data + rank * bytes;
-/// out, every rank's.
-using PeerAllGather = std::function<Status(void* data, size_t bytes)>;
+using transport::cuda_p2p::PeerAllGather;
 
 class IpcDeviceGroup {
  public:
@@ -84,23 +77,21 @@ class IpcDeviceGroup {
 
   IpcDeviceGroup(int rank, int nranks, int device, const PeerGroupOptions& options)
       : rank_(rank), nranks_(nranks), device_(device), options_(options) {}
-  Status allocateRegion(PeerRecord* record);
-  Status openPeers(const std::vector<PeerRecord>& records);
-  Status enablePeerAccess(const char* peerBusId, int peer);
+  // What this rank needs besides the regions: its upload stream and status word.
+  Status setUp();
   Status wireEnds();
   Result<const CallPlan*> planFor(const coll::CollArgs& args);
 
   const int rank_, nranks_, device_;
   const PeerGroupOptions options_;
-  uint8_t* region_ = nullptr;    // this rank's receive FIFOs (device memory)
-  std::vector<uint8_t*> bases_;  // every rank's region as this process addresses it
-  std::vector<void*> opened_;    // peers' regions opened by IPC (closed on destruction)
-  void* simpleEnds_[2] = {};     // device arrays [channels][nranks]: send, recv ends
+  std::unique_ptr<transport::cuda_p2p::IpcRegions> regions_;  // every rank's receive FIFOs
+  void* simpleEnds_[2] = {};  // device arrays [channels][nranks]: send, recv ends
   void* llEnds_[2] = {};
-  int* status_ = nullptr;           // mapped pinned host word
-  CUstream_st* uploads_ = nullptr;  // private stream for uploads (cuda_support.h)
-  std::vector<void*> owned_;        // device allocations, freed on destruction
-  std::mutex mu_;                   // guards plans_
+  int* status_ = nullptr;  // mapped pinned host word
+  CUstream_st* uploads_ =
+      nullptr;  // private stream for uploads (transports/cuda_p2p/cuda/cuda_support.h)
+  std::vector<void*> owned_;  // device allocations, freed on destruction
+  std::mutex mu_;             // guards plans_
   std::map<std::string, CallPlan> plans_;
 };
 

@@ -6,8 +6,8 @@
 
 #include <cstring>
 
-#include "collectives/device/cuda/cuda_support.h"
 #include "collectives/device/group_plans.h"
+#include "transports/cuda_p2p/cuda/cuda_support.h"
 
 namespace braid::device {
 

@@ -1,4 +1,4 @@
-// The device proxy's stream operations on real CUDA streams (the BraidStreamOpsV1 table of
+// The device proxy's stream operations on real CUDA streams (the BraidStreamOps table of
 // stream_ops_abi.h; the proxy itself is src/comm/device_proxy/device_proxy.h).
 //
 // How a stream waits for the proxy thread: cuStreamWaitValue32 (GEQ, cyclic) on the
@@ -12,10 +12,10 @@
 // cudaLaunchHostFunc is not used: a host function that blocks stalls every other host
 // function of the process, so ranks sharing a process could deadlock each other.
 //
-// Graph capture is refused by this table: the proxy hands each call a sequence number at
-// enqueue time, so a replayed graph would wait for numbers that were already published.
-// BraidStreamOpsV2 (stream_ops_capture_entry.cc) has what capture needs; a libbraid that
-// only knows V1 keeps this refusal.
+// While a stream is being captured into a CUDA graph, the copies and the flag wait become
+// graph nodes (stream_ops_capture.h says how); pinned allocations and the proxy thread run in
+// relaxed capture mode, since the global mode refuses calls that could synchronise while any
+// stream of the process captures.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -24,10 +24,12 @@
 #include <cstring>
 
 #include "collectives/device/cuda/stream_ops_abi.h"
+#include "collectives/device/cuda/stream_ops_capture.h"
 #include "collectives/device/cuda/wait_flag_kernel.h"
 
 namespace {
 
+using braid::device::capture::relaxed;
 using WaitValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 
 int fail(const char* what, cudaError_t e, char* error, size_t errorBytes) {
@@ -35,15 +37,15 @@ int fail(const char* what, cudaError_t e, char* error, size_t errorBytes) {
   return 1;
 }
 
-// A stream inside cudaStreamBeginCapture: refused (see the top of the file).
+// A stream inside cudaStreamBeginCapture: refused where an entry does not support it.
 int refuseCapture(void* stream, char* error, size_t errorBytes) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaError_t e = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture);
   if (e != cudaSuccess) return fail("cudaStreamIsCapturing", e, error, errorBytes);
   if (capture == cudaStreamCaptureStatusNone) return 0;
   std::snprintf(error, errorBytes,
-                "the stream is being captured into a CUDA graph, which collectives through the "
-                "host proxy (device buffers without a device group) do not support");
+                "the stream is being captured into a CUDA graph, where the host proxy records no "
+                "event");
   return 1;
 }
 
@@ -64,13 +66,16 @@ WaitValue32 driverWaitValue32() {
 }
 
 int allocHost(size_t bytes, void** host, char* error, size_t errorBytes) {
-  cudaError_t e = cudaHostAlloc(host, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+  const cudaError_t e = relaxed(
+      [&] { return cudaHostAlloc(host, bytes, cudaHostAllocMapped | cudaHostAllocPortable); });
   return e == cudaSuccess
              ? 0
              : fail("cudaHostAlloc of the proxy's staging memory", e, error, errorBytes);
 }
 
-void freeHost(void* host) { cudaFreeHost(host); }
+void freeHost(void* host) {
+  relaxed([&] { return cudaFreeHost(host); });
+}
 
 int createEvent(void** event, char* error, size_t errorBytes) {
   cudaError_t e =
@@ -82,8 +87,7 @@ void destroyEvent(void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event
 
 int copyAsync(void* dst, const void* src, size_t bytes, int toDevice, void* stream, char* error,
               size_t errorBytes) {
-  if (refuseCapture(stream, error, errorBytes) != 0) return 1;
-  cudaError_t e =
+  const cudaError_t e =
       cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream));
   return e == cudaSuccess ? 0
                           : fail(toDevice ? "cudaMemcpyAsync staging -> device"
@@ -107,11 +111,16 @@ int queryEvent(void* event, char* error, size_t errorBytes) {
 
 int streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value, char* error,
                    size_t errorBytes) {
+  int capturing = 0;
+  if (braid::device::capture::isCapturing(stream, &capturing, error, errorBytes) != 0) return 1;
   void* deviceFlag = nullptr;
   cudaError_t e = cudaHostGetDevicePointer(&deviceFlag, const_cast<uint32_t*>(flag), 0);
-  if (e != cudaSuccess)
+  if (e != cudaSuccess) {
     return fail("cudaHostGetDevicePointer of the proxy flag", e, error, errorBytes);
-  if (WaitValue32 wait = driverWaitValue32()) {
+  }
+  // Captured: the spin kernel, whose capture is plain kernel capture.
+  WaitValue32 wait = capturing ? WaitValue32{nullptr} : driverWaitValue32();
+  if (wait != nullptr) {
     CUresult r = wait(static_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(deviceFlag),
                       value, CU_STREAM_WAIT_VALUE_GEQ);
     if (r == CUDA_SUCCESS) return 0;
@@ -132,16 +141,31 @@ int currentDevice(int* device, char* error, size_t errorBytes) {
 
 int useDevice(int device, char* error, size_t errorBytes) {
   cudaError_t e = cudaSetDevice(device);
-  return e == cudaSuccess ? 0 : fail("cudaSetDevice on the proxy thread", e, error, errorBytes);
+  if (e != cudaSuccess) return fail("cudaSetDevice on the proxy thread", e, error, errorBytes);
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  e = cudaThreadExchangeStreamCaptureMode(&mode);
+  return e == cudaSuccess ? 0 : fail("cudaThreadExchangeStreamCaptureMode", e, error, errorBytes);
 }
 
-const BraidStreamOpsV1 kStreamOps{
-    1,          &allocHost,   &freeHost,   &createEvent,    &destroyEvent,
-    &copyAsync, &recordEvent, &queryEvent, &streamWaitFlag, &currentDevice,
-    &useDevice};
+const BraidStreamOps kStreamOps{sizeof(BraidStreamOps),
+                                kBraidStreamOpsVersion,
+                                &allocHost,
+                                &freeHost,
+                                &createEvent,
+                                &destroyEvent,
+                                &copyAsync,
+                                &recordEvent,
+                                &queryEvent,
+                                &streamWaitFlag,
+                                &braid::device::capture::isCapturing,
+                                &braid::device::capture::launchHostFunc,
+                                &braid::device::capture::retainWithCapture,
+                                &braid::device::capture::streamWaitEvent,
+                                &currentDevice,
+                                &useDevice};
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const BraidStreamOpsV1* braidStreamOpsV1() {
+extern "C" __attribute__((visibility("default"))) const BraidStreamOps* braidStreamOps() {
   return &kStreamOps;
 }

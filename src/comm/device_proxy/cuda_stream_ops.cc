@@ -11,23 +11,17 @@ namespace {
 
 constexpr size_t kErrorBytes = 512;
 
-// Where the loaded libbraid_cuda.so predates V2: no capture (V1's copies refuse it).
-constexpr const char* kNoCapture =
-    "the libbraid_cuda.so found predates CUDA graph capture through the host proxy";
-
 class CudaStreamOps final : public StreamOps {
  public:
-  // `v2` may be null (an older libbraid_cuda.so): V1 only.
-  CudaStreamOps(const BraidStreamOpsV1* api, const BraidStreamOpsV2* v2) : api_(api), v2_(v2) {}
+  explicit CudaStreamOps(const BraidStreamOps* api) : api_(api) {}
 
   Result<void*> allocHost(size_t bytes) override {
     char error[kErrorBytes] = "";
     void* host = nullptr;
-    auto alloc = v2_ != nullptr ? v2_->allocHost : api_->allocHost;
-    if (alloc(bytes, &host, error, sizeof(error)) != 0) return failure(error);
+    if (api_->allocHost(bytes, &host, error, sizeof(error)) != 0) return failure(error);
     return host;
   }
-  void freeHost(void* host) override { (v2_ != nullptr ? v2_->freeHost : api_->freeHost)(host); }
+  void freeHost(void* host) override { api_->freeHost(host); }
 
   Result<Event> createEvent() override {
     char error[kErrorBytes] = "";
@@ -41,8 +35,7 @@ class CudaStreamOps final : public StreamOps {
                    void* stream) override {
     char error[kErrorBytes] = "";
     const int toDevice = direction == Direction::kToDevice ? 1 : 0;
-    auto copy = v2_ != nullptr ? v2_->copyAsync : api_->copyAsync;
-    if (copy(dst, src, bytes, toDevice, stream, error, sizeof(error)) != 0) {
+    if (api_->copyAsync(dst, src, bytes, toDevice, stream, error, sizeof(error)) != 0) {
       return failure(error);
     }
     return Status::ok();
@@ -68,39 +61,36 @@ class CudaStreamOps final : public StreamOps {
 
   Status streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value) override {
     char error[kErrorBytes] = "";
-    auto wait = v2_ != nullptr ? v2_->streamWaitFlag : api_->streamWaitFlag;
-    if (wait(stream, flag, value, error, sizeof(error)) != 0) return failure(error);
+    if (api_->streamWaitFlag(stream, flag, value, error, sizeof(error)) != 0) {
+      return failure(error);
+    }
     return Status::ok();
   }
 
   Result<bool> isCapturing(void* stream) override {
-    if (v2_ == nullptr) return false;
     char error[kErrorBytes] = "";
     int capturing = 0;
-    if (v2_->isCapturing(stream, &capturing, error, sizeof(error)) != 0) return failure(error);
+    if (api_->isCapturing(stream, &capturing, error, sizeof(error)) != 0) return failure(error);
     return capturing != 0;
   }
 
   Status launchHostFunc(void* stream, HostFn fn, void* arg) override {
-    if (v2_ == nullptr) return invalidUsage(kNoCapture);
     char error[kErrorBytes] = "";
-    if (v2_->launchHostFunc(stream, fn, arg, error, sizeof(error)) != 0) return failure(error);
+    if (api_->launchHostFunc(stream, fn, arg, error, sizeof(error)) != 0) return failure(error);
     return Status::ok();
   }
 
   Status retainWithCapture(void* stream, HostFn destroy, void* arg) override {
-    if (v2_ == nullptr) return invalidUsage(kNoCapture);
     char error[kErrorBytes] = "";
-    if (v2_->retainWithCapture(stream, destroy, arg, error, sizeof(error)) != 0) {
+    if (api_->retainWithCapture(stream, destroy, arg, error, sizeof(error)) != 0) {
       return failure(error);
     }
     return Status::ok();
   }
 
   Status streamWaitEvent(void* stream, Event event) override {
-    if (v2_ == nullptr) return invalidUsage(kNoCapture);
     char error[kErrorBytes] = "";
-    if (v2_->streamWaitEvent(stream, event, error, sizeof(error)) != 0) return failure(error);
+    if (api_->streamWaitEvent(stream, event, error, sizeof(error)) != 0) return failure(error);
     return Status::ok();
   }
 
@@ -113,16 +103,14 @@ class CudaStreamOps final : public StreamOps {
 
   Status useDevice(int device) override {
     char error[kErrorBytes] = "";
-    auto use = v2_ != nullptr ? v2_->useDevice : api_->useDevice;
-    if (use(device, error, sizeof(error)) != 0) return failure(error);
+    if (api_->useDevice(device, error, sizeof(error)) != 0) return failure(error);
     return Status::ok();
   }
 
  private:
   static Status failure(const char* error) { return internalError(std::string("CUDA: ") + error); }
 
-  const BraidStreamOpsV1* const api_;
-  const BraidStreamOpsV2* const v2_;
+  const BraidStreamOps* const api_;
 };
 
 }  // namespace
@@ -133,19 +121,17 @@ Result<std::shared_ptr<StreamOps>> cudaStreamOps() {
   static std::once_flag once;
   std::call_once(once, [] {
     std::string why;
-    using Entry = const BraidStreamOpsV1* (*)();
-    auto entry = reinterpret_cast<Entry>(deviceLibrarySymbol("braidStreamOpsV1", &why));
-    const BraidStreamOpsV1* table = entry != nullptr ? entry() : nullptr;
-    if (table == nullptr || table->version != 1) {
-      failure =
-          why.empty() ? "libbraid_cuda.so has no device proxy (it predates this libbraid)" : why;
+    using Entry = const BraidStreamOps* (*)();
+    auto entry = reinterpret_cast<Entry>(deviceLibrarySymbol("braidStreamOps", &why));
+    const BraidStreamOps* table = entry != nullptr ? entry() : nullptr;
+    if (table == nullptr || table->version != kBraidStreamOpsVersion ||
+        table->size < sizeof(BraidStreamOps)) {
+      failure = !why.empty() ? why
+                             : "libbraid_cuda.so has no matching device proxy (it comes from "
+                               "another braid version)";
       return;
     }
-    using EntryV2 = const BraidStreamOpsV2* (*)();
-    auto entryV2 = reinterpret_cast<EntryV2>(deviceLibrarySymbol("braidStreamOpsV2", nullptr));
-    const BraidStreamOpsV2* v2 = entryV2 != nullptr ? entryV2() : nullptr;
-    if (v2 != nullptr && (v2->version != 2 || v2->v1 != table)) v2 = nullptr;
-    ops = std::make_shared<CudaStreamOps>(table, v2);
+    ops = std::make_shared<CudaStreamOps>(table);
   });
   if (ops == nullptr) return invalidUsage(failure);
   return ops;

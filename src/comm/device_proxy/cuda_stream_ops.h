@@ -1,4 +1,4 @@
-// The StreamOps of real CUDA streams: the BraidStreamOpsV1 table of libbraid_cuda.so
+// The StreamOps of real CUDA streams: the BraidStreamOps table of libbraid_cuda.so
 // (collectives/device/cuda/stream_ops_abi.h), found beside the device path's table and
 // wrapped so the proxy sees Status and Result.
 #pragma once

@@ -145,6 +145,7 @@ Status DeviceProxy::copyIn(Part* part) {
   const BufferBytes bytes = bufferBytes(op);
   const SlabLayout layout = layoutFor(op, bytes);
   uint8_t* send = part->slab->host + layout.sendOffset;
+  part->staged.memory = BufferMemory::kHost;  // the host collective runs on the slab
   if (op.send != nullptr) part->staged.send = send;
   if (op.recv != nullptr) part->staged.recv = part->slab->host + layout.recvOffset;
   if (bytes.send > 0) {

@@ -1,4 +1,4 @@
-// What the ranks of a cross-process device group (cuda_p2p) tell each other at creation,
+// What the ranks of a cuda_p2p group tell each other at creation,
 // through the communicator's bootstrap allgather, and the checks on what they hear.
 //
 // Creation is two allgathers, so that no rank waits for a peer that already gave up:
@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "collectives/device/peer_fifo_layout.h"
 #include "core/status.h"
+#include "transports/cuda_p2p/peer_region.h"
 
-namespace braid::device {
+namespace braid::transport::cuda_p2p {
 
 constexpr uint32_t kPeerRecordMagic = 0x62704950;  // "PIpb"
 constexpr uint32_t kPeerRecordVersion = 1;
@@ -58,4 +58,4 @@ Status checkPeerRecords(const std::vector<PeerRecord>& records, int rank);
 /// Checks round 2: the first rank that could not open a peer's region, else ok.
 Status checkPeerOpens(const std::vector<PeerOpenResult>& results);
 
-}  // namespace braid::device
+}  // namespace braid::transport::cuda_p2p

@@ -1,5 +1,6 @@
-// Small CUDA runtime helpers shared by the device groups: errors as Status, a scoped current
-// device, and uploads of host vectors on a private stream.
+// Small CUDA runtime helpers shared by the cuda_p2p transport and the device groups above it
+// (collectives/device/cuda/): errors as Status, a scoped current device, and uploads of host
+// vectors on a private stream.
 #pragma once
 
 #include <cuda_runtime.h>

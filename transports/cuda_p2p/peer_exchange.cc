@@ -1,5 +1,5 @@
-// The checks on a device group's exchanged records (see the header).
-#include "collectives/device/peer_exchange.h"
+// The checks on a cuda_p2p group's exchanged records (see the header).
+#include "transports/cuda_p2p/peer_exchange.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <random>
 
-namespace braid::device {
+namespace braid::transport::cuda_p2p {
 namespace {
 
 std::string bounded(const char* field, size_t bytes) {
@@ -78,4 +78,4 @@ Status checkPeerOpens(const std::vector<PeerOpenResult>& results) {
   return Status::ok();
 }
 
-}  // namespace braid::device
+}  // namespace braid::transport::cuda_p2p

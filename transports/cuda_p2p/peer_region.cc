@@ -1,7 +1,7 @@
 // PeerRegionLayout (see the header): offsets of every FIFO in a rank's receive region.
-#include "collectives/device/peer_fifo_layout.h"
+#include "transports/cuda_p2p/peer_region.h"
 
-namespace braid::device {
+namespace braid::transport::cuda_p2p {
 namespace {
 
 size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -18,24 +18,23 @@ PeerRegionLayout::PeerRegionLayout(const PeerFifoConfig& config, int nranks)
     : config_(config), nranks_(nranks) {
   const size_t fifos = size_t(config.channels) * size_t(nranks);
   simpleCounters_ = 0;
-  llCounters_ = fifos * sizeof(FifoCounters);
-  simpleSlots_ = roundUp(llCounters_ + fifos * sizeof(FifoCounters), 128);
-  llSlots_ = roundUp(
-      simpleSlots_ + fifos * fifoSlotBytes(config.simpleSlots, config.simpleSlotBytes), 128);
-  bytes_ = llSlots_ + fifos * fifoSlotBytes(config.llSlots, config.llSlotBytes);
+  llCounters_ = fifos * kPeerCounterBytes;
+  simpleSlots_ = roundUp(llCounters_ + fifos * kPeerCounterBytes, 128);
+  llSlots_ =
+      roundUp(simpleSlots_ + fifos * size_t(config.simpleSlots) * config.simpleSlotBytes, 128);
+  bytes_ = llSlots_ + fifos * size_t(config.llSlots) * config.llSlotBytes;
 }
 
-FifoMemory PeerRegionLayout::fifo(uint8_t* receiverBase, Protocol protocol, int channel,
-                                  int from) const {
+FifoPlace PeerRegionLayout::fifo(uint8_t* receiverBase, FifoLane lane, int channel,
+                                 int from) const {
   const size_t f = index(channel, from);
-  const bool ll = protocol == Protocol::kLl;
+  const bool ll = lane == FifoLane::kLl;
   const uint32_t slots = ll ? config_.llSlots : config_.simpleSlots;
   const uint32_t slotBytes = ll ? config_.llSlotBytes : config_.simpleSlotBytes;
-  auto* counters =
-      reinterpret_cast<FifoCounters*>(receiverBase + (ll ? llCounters_ : simpleCounters_)) + f;
+  uint8_t* counters = receiverBase + (ll ? llCounters_ : simpleCounters_) + f * kPeerCounterBytes;
   uint8_t* slotMemory =
-      receiverBase + (ll ? llSlots_ : simpleSlots_) + f * fifoSlotBytes(slots, slotBytes);
-  return FifoMemory{counters, slotMemory, slots, slotBytes};
+      receiverBase + (ll ? llSlots_ : simpleSlots_) + f * size_t(slots) * slotBytes;
+  return FifoPlace{counters, slotMemory, slots, slotBytes};
 }
 
-}  // namespace braid::device
+}  // namespace braid::transport::cuda_p2p

@@ -1,9 +1,9 @@
-// Which communicators have a device proxy (device_proxy.h), and the hooks the C API calls.
+// The hooks the C API calls on a communicator's device proxy (device_proxy.h).
 //
-// A proxy is created on a communicator's first collective with device buffers (when it has
-// no device group: comm/device_path.h serves those) and stopped when the communicator is
-// destroyed or aborted. Host-only programs never create one and pay one relaxed atomic
-// load per host call.
+// A proxy is created on a communicator's first call with device buffers that its device group
+// does not run (comm/device_path.h), kept in the communicator's own device side
+// (comm/device_side.h), and stopped when the communicator is destroyed or aborted, with it.
+// Host-only programs never create one and pay one pointer test per host call.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,8 @@ void waitForDeviceProxy(Comm* comm);
 uint32_t pendingDeviceCalls(Comm* comm);
 
 /// Finishes `comm`'s queued device ops (or fails them fast once braidCommAbort was called),
-/// stops its proxy and frees its staging memory. Call before deleting `comm`; no-op without.
+/// stops its proxy and frees its staging memory now; no-op without. Deleting `comm` does the
+/// same (tests stop a proxy earlier to inspect what it left).
 void stopDeviceProxy(Comm* comm);
 
 }  // namespace braid
