@@ -15,7 +15,7 @@
 #include "core/net/socket_util.h"
 #include "transports/connector.h"
 #include "transports/socket/socket_wire.h"
-#include "transports/socket/tls.h"
+#include "core/net/tls.h"
 
 namespace braid::transport::socket {
 

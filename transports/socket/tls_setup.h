@@ -14,7 +14,7 @@
 #include "core/deadline.h"
 #include "core/net/socket_util.h"
 #include "core/status.h"
-#include "transports/socket/tls.h"
+#include "core/net/tls.h"
 
 namespace braid::transport::socket {
 

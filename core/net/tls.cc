@@ -1,5 +1,5 @@
 // TLS contexts, sessions and non-blocking I/O through libssl (see tls.h).
-#include "transports/socket/tls.h"
+#include "core/net/tls.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -77,8 +77,7 @@ std::string openSslReason() {
 
 Status contextError(const std::string& what) {
   std::string reason = openSslReason();
-  return Status(braidInvalidArgument,
-                "socket transport TLS: " + what + (reason.empty() ? "" : " (" + reason + ")"));
+  return Status(braidInvalidArgument, "TLS: " + what + (reason.empty() ? "" : " (" + reason + ")"));
 }
 
 // A write-side BIO over a socket that sends with MSG_NOSIGNAL (libssl's socket BIO uses
@@ -131,7 +130,7 @@ const BIO_METHOD* noSignalMethod() {
 Status sendWithoutSignals(SSL* ssl, int fd) {
   const BIO_METHOD* method = noSignalMethod();
   BIO* bio = method != nullptr ? BIO_new(method) : nullptr;
-  if (bio == nullptr) return Status(braidSystemError, "socket transport: BIO_new failed");
+  if (bio == nullptr) return Status(braidSystemError, "TLS: BIO_new failed");
   BIO_set_fd(bio, fd, BIO_NOCLOSE);
   SSL_set0_wbio(ssl, bio);  // the SSL owns it
   return Status::ok();
@@ -159,7 +158,7 @@ SigpipeGuard::~SigpipeGuard() {
 Result<std::unique_ptr<TlsContext>> TlsContext::create(const TlsOptions& options) {
   ERR_clear_error();
   SSL_CTX* ctx = SSL_CTX_new(TLS_method());
-  if (ctx == nullptr) return Status(braidSystemError, "socket transport TLS: SSL_CTX_new failed");
+  if (ctx == nullptr) return Status(braidSystemError, "TLS: SSL_CTX_new failed");
   std::unique_ptr<TlsContext> context(new TlsContext(ctx, options));
   SSL_CTX_set_app_data(ctx, context.get());
   if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1) {

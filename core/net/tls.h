@@ -1,10 +1,12 @@
-// TLS 1.3 on the socket transport's streams (BRAID_SOCKET_TLS=1), through OpenSSL's libssl.
+// TLS 1.3 on braid's TCP connections (BRAID_SOCKET_TLS=1), through OpenSSL's libssl: the
+// socket transport's streams (transports/socket/tls_setup.h) and the bootstrap's links
+// (bootstrap/link.h) both use the contexts, sessions and transfers of this file.
 //
 // Two ways to authenticate, chosen by the environment and the same on every rank:
-//  - a pre-shared key (the default): 32 bytes the bootstrap derives from the unique id's
-//    secret with HKDF (Bootstrap::deriveKey), which braid never sends; only ranks holding
-//    the unique id complete a handshake. psk_dhe_ke gives each connection fresh keys
-//    (forward secrecy);
+//  - a pre-shared key (the default): 32 bytes derived from the unique id's secret with
+//    HKDF, which braid never sends; only ranks holding the unique id complete a
+//    handshake. psk_dhe_ke gives each connection fresh keys (forward secrecy). The
+//    bootstrap's links always use this way, with a key per connection;
 //  - certificates (BRAID_TLS_CERT, BRAID_TLS_KEY, BRAID_TLS_CA): mutual TLS, every rank
 //    presents its certificate and accepts any peer certificate the CA signed.
 //
@@ -32,7 +34,7 @@
 
 namespace braid::transport::socket {
 
-/// What BRAID_SOCKET_TLS and BRAID_TLS_* ask for.
+/// What BRAID_SOCKET_TLS and BRAID_TLS_* ask for (the bootstrap fills in a key only).
 struct TlsOptions {
   bool enabled = false;
   std::string certFile;           // BRAID_TLS_CERT: this rank's certificate chain (PEM)
