@@ -28,13 +28,11 @@ std::array<uint8_t, 32> linkKey(const uint8_t* secret, const Transcript& transcr
 Status Link::startTls(bool client, const std::array<uint8_t, 32>& key, const Deadline& deadline,
                       const std::string& peer, int peerRank) {
   namespace net = transport::socket;
-  net::TlsOptions options;
-  options.enabled = true;
-  options.psk = key;
-  BRAID_ASSIGN_OR_RETURN(context_, net::TlsContext::create(options));
-  SSL* ssl = SSL_new(context_->get());
+  BRAID_ASSIGN_OR_RETURN(const net::TlsContext* context, net::TlsContext::perConnectionKeys());
+  SSL* ssl = SSL_new(context->get());
   if (ssl == nullptr) return Status(braidSystemError, "bootstrap: SSL_new failed");
   session_ = net::TlsSession(ssl, false, false);  // owns it from here
+  BRAID_RETURN_IF_ERROR(net::setConnectionKey(ssl, key));
   const auto failed = [&](const std::string& why) {
     return remoteError("bootstrap: TLS with " + peer + " failed: " + why, peerRank);
   };

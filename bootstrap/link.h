@@ -19,7 +19,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "bootstrap/handshake.h"
@@ -69,8 +68,7 @@ class Link {
 
  private:
   Fd fd_;
-  std::unique_ptr<transport::socket::TlsContext> context_;  // holds the session's key
-  transport::socket::TlsSession session_;                   // empty without TLS
+  transport::socket::TlsSession session_;  // empty without TLS; holds the connection's key
 };
 
 /// Sends on one link while receiving on another, so a ring of ranks that all send before

@@ -28,11 +28,29 @@ const TlsOptions& optionsOf(SSL* ssl) {
   return static_cast<const TlsContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)))->options();
 }
 
+using Key = std::array<uint8_t, 32>;
+
+// Where an SSL of a keyPerConnection context keeps its key (a heap copy it owns).
+int connectionKeyIndex() {
+  static const int index = SSL_get_ex_new_index(
+      0, nullptr, nullptr, nullptr,
+      [](void*, void* key, CRYPTO_EX_DATA*, int, long, void*) { delete static_cast<Key*>(key); });
+  return index;
+}
+
+// The PSK of `ssl`: its context's, or its own; null where it has none.
+const Key* pskOf(SSL* ssl) {
+  if (!optionsOf(ssl).keyPerConnection) return &optionsOf(ssl).psk;
+  return static_cast<const Key*>(SSL_get_ex_data(ssl, connectionKeyIndex()));
+}
+
 // A TLS 1.3 session that holds the PSK, as OpenSSL wants it from the callbacks below.
 SSL_SESSION* pskSession(SSL* ssl) {
+  const Key* key = pskOf(ssl);
+  if (key == nullptr) return nullptr;  // never an all-zero key by default
+  const Key& psk = *key;
   const SSL_CIPHER* cipher = SSL_CIPHER_find(ssl, kPskSuite);
   SSL_SESSION* session = SSL_SESSION_new();
-  const std::array<uint8_t, 32>& psk = optionsOf(ssl).psk;
   if (cipher == nullptr || session == nullptr ||
       SSL_SESSION_set1_master_key(session, psk.data(), psk.size()) != 1 ||
       SSL_SESSION_set_cipher(session, cipher) != 1 ||
@@ -202,6 +220,27 @@ Result<std::unique_ptr<TlsContext>> TlsContext::create(const TlsOptions& options
 }
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
+
+Result<const TlsContext*> TlsContext::perConnectionKeys() {
+  static const Result<const TlsContext*> shared = []() -> Result<const TlsContext*> {
+    TlsOptions options;
+    options.enabled = true;
+    options.keyPerConnection = true;
+    Result<std::unique_ptr<TlsContext>> made = create(options);
+    if (!made.isOk()) return made.status();
+    return const_cast<const TlsContext*>(made->release());  // kept to the end of the process
+  }();
+  return shared;
+}
+
+Status setConnectionKey(SSL* ssl, const std::array<uint8_t, 32>& key) {
+  auto* copy = new Key(key);
+  if (SSL_set_ex_data(ssl, connectionKeyIndex(), copy) != 1) {
+    delete copy;
+    return Status(braidSystemError, "TLS: SSL_set_ex_data failed");
+  }
+  return Status::ok();
+}
 
 TlsSession& TlsSession::operator=(TlsSession&& other) noexcept {
   if (this != &other) {

@@ -41,6 +41,9 @@ struct TlsOptions {
   std::string keyFile;            // BRAID_TLS_KEY: its private key (PEM)
   std::string caFile;             // BRAID_TLS_CA: the CA that signs every rank's certificate
   std::array<uint8_t, 32> psk{};  // the pre-shared key, when no certificate is given
+  // Instead of `psk`: each connection's own key (setConnectionKey); a connection without
+  // one fails its handshake.
+  bool keyPerConnection = false;
   bool usesCertificates() const { return !certFile.empty(); }
 };
 
@@ -52,6 +55,11 @@ class TlsContext {
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
+
+  /// The process's context for connections keyed one by one (keyPerConnection), such as
+  /// the bootstrap's: made once (an SSL_CTX costs a few hundred microseconds), never freed,
+  /// since a detached bootstrap root may still be using it while the process exits.
+  static Result<const TlsContext*> perConnectionKeys();
 
   SSL_CTX* get() const { return ctx_; }
   const TlsOptions& options() const { return options_; }
@@ -92,6 +100,9 @@ class TlsSession {
   bool kernelSend_ = false;
   bool kernelRecv_ = false;
 };
+
+/// Keys `ssl` (made from a keyPerConnection context, before its handshake) with `key`.
+Status setConnectionKey(SSL* ssl, const std::array<uint8_t, 32>& key);
 
 /// libssl's socket BIO writes with write(), which raises SIGPIPE when the peer is gone
 /// (plain streams use MSG_NOSIGNAL), and a library must not kill its host process. During
