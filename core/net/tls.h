@@ -57,7 +57,7 @@ class TlsContext {
   TlsContext& operator=(const TlsContext&) = delete;
 
   /// The process's context for connections keyed one by one (keyPerConnection), such as
-  /// the bootstrap's: made once (an SSL_CTX costs a few hundred microseconds), never freed,
+  /// the bootstrap's: made once (an SSL_CTX is costly to make), never freed,
   /// since a detached bootstrap root may still be using it while the process exits.
   static Result<const TlsContext*> perConnectionKeys();
 
