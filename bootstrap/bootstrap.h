@@ -34,8 +34,7 @@ class Bootstrap {
 
   /// A 32-byte key for `purpose` that only holders of the unique id's secret can compute
   /// (HKDF-SHA256 of that secret). Unlike secret(), nothing braid sends reveals it or
-  /// anything it is computed from, so it can key encryption (the socket transport's TLS, the
-  /// shrink rendezvous').
+  /// anything it is computed from, so it can key encryption (the socket transport's TLS).
   virtual std::array<uint8_t, 32> deriveKey(std::string_view purpose) const = 0;
 
   /// In: this rank's `bytes` at data + rank * bytes. Out: every rank's.
