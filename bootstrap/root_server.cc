@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -41,7 +42,7 @@ class RootServer {
       if (!conn.isOk()) {
         // Ranks that disagree on TLS say more than the timeout of the ones still missing.
         Status disagreement = tlsAgreement();
-        return disagreement.isOk() ? conn.status() : disagreement;
+        return disagreement.isOk() ? conn.status().withContext(missingRanks()) : disagreement;
       }
       Result<wire::RootHelloFields> hello = wire::parseRootHelloFields(conn->fields);
       if (!hello.isOk()) {
@@ -105,6 +106,21 @@ class RootServer {
     return invalidUsage("ranks disagree on BRAID_SOCKET_TLS: rank " + std::to_string(first) +
                         " runs the bootstrap " + (tls ? with : without) + ", rank(s) " + differ +
                         " " + (tls ? without : with) + "; set it alike on every rank");
+  }
+
+  // Who has not come, for the error that ends a gather early: a rank that never joins is
+  // named, so the ranks that did come learn whom they waited for.
+  std::string missingRanks() const {
+    if (nranks_ == 0) return "no rank joined";
+    std::string list;
+    int missing = 0;
+    for (int r = 0; r < nranks_; ++r) {
+      if (ranks_[r].link.valid()) continue;
+      if (++missing <= 8) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    }
+    if (missing > 8) list += ", ...";
+    return (missing == 1 ? "rank " : "ranks ") + list + " of " + std::to_string(nranks_) +
+           " did not join";
   }
 
   // Answers every admitted rank: the table on success, else the reason.

@@ -19,6 +19,11 @@ std::array<uint8_t, 32> TcpBootstrap::deriveKey(std::string_view purpose) const 
   return key;
 }
 
+namespace {
+// How much longer a rank waits for the root's answer than the root waits for ranks.
+constexpr double kRootVerdictGraceSeconds = 1;
+}  // namespace
+
 Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::join(const UniqueId& id, int rank, int nranks,
                                                          double timeoutSeconds,
                                                          const std::string& tagPrefix, bool tls) {
@@ -51,9 +56,17 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::join(const UniqueId& id, int
                               .nranks = nranks,
                               .listen = WireAddr::from(listener.address),
                               .flags = tls ? wire::kFlagTls : 0};
+  // The root's own deadline started before this rank came (when the id was made), so its
+  // verdict, naming any rank that never joined, arrives within the grace below.
+  const Deadline answerDeadline = Deadline::in(timeoutSeconds + kRootVerdictGraceSeconds);
   Result<wire::Bytes> answer =
-      initiateHandshake(root, id.secret, kRootProtocol, wire::encodeFields(hello), deadline,
+      initiateHandshake(root, id.secret, kRootProtocol, wire::encodeFields(hello), answerDeadline,
                         "the bootstrap root at " + rootAddr.toString(), tls);
+  if (!answer.isOk() && answer.status().code() != braidTimeout) {
+    return answer.status().withContext(
+        "bootstrap: the root at " + rootAddr.toString() + " dropped rank " + std::to_string(rank) +
+        " (it drops ranks whose unique id carries another secret, and ends at its deadline)");
+  }
   if (!answer.isOk()) {
     return answer.status().withContext("bootstrap: waiting for all " + std::to_string(nranks) +
                                        " ranks to reach the root at " + rootAddr.toString());

@@ -6,6 +6,8 @@ size_t typeSize(braidDataType_t type) {
   switch (type) {
     case braidInt8:
     case braidUint8:
+    case braidFloat8e4m3:
+    case braidFloat8e5m2:
       return 1;
     case braidFloat16:
     case braidBfloat16:
@@ -24,8 +26,9 @@ size_t typeSize(braidDataType_t type) {
 }
 
 const char* typeName(braidDataType_t type) {
-  static const char* const kNames[] = {"int8",   "uint8",   "int32",   "uint32",  "int64",
-                                       "uint64", "float16", "float32", "float64", "bfloat16"};
+  static const char* const kNames[] = {"int8",    "uint8",    "int32",      "uint32",
+                                       "int64",   "uint64",   "float16",    "float32",
+                                       "float64", "bfloat16", "float8e4m3", "float8e5m2"};
   return isValidType(type) ? kNames[type] : "invalid";
 }
 

@@ -21,7 +21,7 @@ inline bool isValidType(braidDataType_t type) {
 inline bool isValidOp(braidRedOp_t op) { return static_cast<int>(op) >= 0 && op < braidNumOps; }
 inline bool isFloatType(braidDataType_t type) {
   return type == braidFloat16 || type == braidFloat32 || type == braidFloat64 ||
-         type == braidBfloat16;
+         type == braidBfloat16 || type == braidFloat8e4m3 || type == braidFloat8e5m2;
 }
 
 }  // namespace braid

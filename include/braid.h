@@ -61,7 +61,13 @@ typedef enum {
   braidNumResults = 9
 } braidResult_t;
 
-/** Element types, numbered from 0 in this order. */
+/**
+ * Element types, numbered from 0 in this order (NCCL's values). The fp8 types are the OCP
+ * formats: e4m3 (bias 7, no infinities, S.1111.111 is NaN, largest 448) and e5m2 (bias 15,
+ * IEEE-like with infinities). Reductions on them compute each step in fp32 and round once to
+ * nearest even, saturating to the largest finite value as NCCL does (an infinity in e5m2
+ * input comes out as +-57344); a NaN result is stored as 0x7f.
+ */
 typedef enum {
   braidInt8 = 0,
   braidUint8 = 1,
@@ -73,7 +79,9 @@ typedef enum {
   braidFloat32 = 7,
   braidFloat64 = 8,
   braidBfloat16 = 9,
-  braidNumTypes = 10
+  braidFloat8e4m3 = 10,
+  braidFloat8e5m2 = 11,
+  braidNumTypes = 12
 } braidDataType_t;
 
 /**
@@ -236,6 +244,60 @@ braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* 
 braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int excludeCount,
                               braidComm_t* newcomm);
 
+/** braidCommShrinkConfig flags (NCCL's values). */
+#define BRAID_SHRINK_DEFAULT 0x00 /**< leave the parent's work alone */
+#define BRAID_SHRINK_ABORT 0x01   /**< first end the parent's work in flight on this rank */
+
+/**
+ * braidCommSplit with options for the new communicator. `config` NULL: the new communicator
+ * takes the parent's (its blocking mode); otherwise as braidCommInitRankConfig (unset fields
+ * take the defaults, not the parent's). With blocking
+ * = 0 the ranks agree on the split before the call returns and the new communicator is joined
+ * in the background: the call returns braidInProgress with *newcomm set, finished through
+ * braidCommGetAsyncError(*newcomm). braidCommSplit is this call with a blocking config.
+ */
+braidResult_t braidCommSplitConfig(braidComm_t comm, int color, int key, braidComm_t* newcomm,
+                                   braidConfig_t* config);
+
+/**
+ * braidCommShrink with options and flags (NCCL's argument order). `config` as in
+ * braidCommSplitConfig (NULL: the parent's). `shrinkFlags` BRAID_SHRINK_DEFAULT leaves the
+ * parent as it is (a healthy parent stays usable); BRAID_SHRINK_ABORT first fails the parent
+ * on this rank (calls in flight on it return an error, at once, here and on its peers, and so
+ * do later ones) and waits, up to BRAID_TIMEOUT, for them to leave: for survivors whose
+ * threads are stuck in a call on the parent. braidCommShrink is this call with a blocking
+ * config and BRAID_SHRINK_DEFAULT.
+ */
+braidResult_t braidCommShrinkConfig(braidComm_t comm, const int* excludeRanks, int excludeCount,
+                                    braidComm_t* newcomm, braidConfig_t* config, int shrinkFlags);
+
+/**
+ * Creates the unique id with which new ranks join `comm` through braidCommGrow. Called by one
+ * rank of `comm` (the coordinator), which hands the id to the new ranks (out of band, as a
+ * braidGetUniqueId id) and passes it to its own braidCommGrow. One id at a time: a second
+ * call before the grow has used the first returns braidInvalidUsage. The id serves for
+ * BRAID_TIMEOUT seconds after this call.
+ */
+braidResult_t braidCommGetUniqueId(braidComm_t comm, braidUniqueId* uniqueId);
+
+/**
+ * Grows `comm` into a new communicator of `nRanks` ranks (elastic training), as NCCL's
+ * ncclCommGrow. Collective over every rank of `comm` and every new rank:
+ *  - the coordinator: braidCommGrow(comm, nRanks, &id, -1, &newcomm, config), `id` from its
+ *    braidCommGetUniqueId;
+ *  - the other ranks of comm: braidCommGrow(comm, nRanks, NULL, -1, &newcomm, config);
+ *  - each new rank: braidCommGrow(NULL, nRanks, &id, rank, &newcomm, config), with `rank` one
+ *    of count(comm)..nRanks-1, each taken once.
+ * Existing ranks keep their rank. `config` NULL: existing ranks take their parent's options,
+ * new ranks the defaults; blocking = 0 as in braidCommSplitConfig. `comm` stays usable.
+ * Wrong input is braidInvalidArgument naming it (nRanks not above the current size, an id
+ * not from braidCommGetUniqueId, a rank that is not a new one, ranks that disagree); a new
+ * rank that never comes ends the grow on every rank within BRAID_TIMEOUT with an error
+ * naming the missing ranks.
+ */
+braidResult_t braidCommGrow(braidComm_t comm, int nRanks, const braidUniqueId* uniqueId, int rank,
+                            braidComm_t* newcomm, braidConfig_t* config);
+
 /**
  * Finishes this rank's outstanding work (device calls queued on streams included) and
  * marks the communicator finalized: later collectives, splits and a second finalize return
@@ -386,6 +448,30 @@ braidResult_t braidCommDeregister(const braidComm_t comm, void* handle);
  */
 braidResult_t braidGroupStart(void);
 braidResult_t braidGroupEnd(void);
+
+#define BRAID_SIM_INFO_MAGIC 0xb7a151e0u
+#define BRAID_UNDEF_FLOAT -1.0f
+
+/** What braidGroupSimulateEnd reports; versioned like braidConfig_t (size, magic, version
+ *  first). Start from BRAID_SIM_INFO_INITIALIZER. */
+typedef struct braidSimInfo_v1 {
+  size_t size;          /**< sizeof(braidSimInfo_t) of the caller's header */
+  unsigned int magic;   /**< BRAID_SIM_INFO_MAGIC */
+  unsigned int version; /**< BRAID_VERSION_CODE of the caller's header */
+  float estimatedTime;  /**< out: microseconds the group's calls are estimated to take */
+} braidSimInfo_t;
+#define BRAID_SIM_INFO_INITIALIZER \
+  { sizeof(braidSimInfo_t), BRAID_SIM_INFO_MAGIC, BRAID_VERSION_CODE, BRAID_UNDEF_FLOAT }
+
+/**
+ * Ends the group like braidGroupEnd, but instead of running the calls queued in it, sets
+ * simInfo->estimatedTime to the cost model's estimate of how long they would take (in
+ * microseconds, summed over the calls; each collective with the algorithm braid would pick).
+ * The outermost end drops the calls; communicator inits in the group still run. Nested, it
+ * ends one level and the calls stay queued. braidInvalidArgument for a NULL simInfo or one
+ * not set up with BRAID_SIM_INFO_INITIALIZER; braidInvalidUsage outside a group.
+ */
+braidResult_t braidGroupSimulateEnd(braidSimInfo_t* simInfo);
 
 #ifdef __cplusplus
 } /* extern "C" */

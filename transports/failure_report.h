@@ -45,13 +45,18 @@ inline std::string differentSizes(int sender, int receiver, uint64_t sentBytes,
          std::to_string(expectedBytes) + " (sizes of pieces, not of the whole call)";
 }
 
-/// A failure `reporter` passed on: a size mismatch stays what it is (braidInvalidUsage,
-/// blaming no rank); anything else is a remote error naming `origin`, in `blame`'s words.
+/// A failure `reporter` passed on: a size mismatch stays what it is (braidInvalidUsage, in
+/// the first-hand words that name the two ranks); anything else is a remote error naming
+/// `origin`, in `blame`'s words. Either way the Status keeps `origin` as its peer, so that
+/// this rank's own abort passes the news on to ranks that have not heard it (a rank whose
+/// link to this one closes without a notice could only blame this rank).
 inline Status relayedFailure(const std::string& prefix, int reporter, const std::string& reason,
                              int origin, const std::string& blame) {
   if (reason.find(kDifferentSizes) != std::string::npos) {
-    return Status(braidInvalidUsage, prefix + kReportedByMarker + std::to_string(reporter) +
-                                         "): " + firstHandAccount(reason));
+    return Status(
+        braidInvalidUsage,
+        prefix + kReportedByMarker + std::to_string(reporter) + "): " + firstHandAccount(reason),
+        origin);
   }
   return remoteError(prefix + blame, origin);
 }

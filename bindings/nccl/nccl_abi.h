@@ -42,6 +42,10 @@ struct ConfigPrefix {
 static_assert(offsetof(ConfigPrefix, blocking) == 16, "ncclConfig_t.blocking");
 static_assert(offsetof(ConfigPrefix, netName) == 32, "ncclConfig_t.netName");
 
+// ncclCommShrink's flags (2.27+).
+constexpr int kShrinkDefault = 0x00;  // NCCL_SHRINK_DEFAULT
+constexpr int kShrinkAbort = 0x01;    // NCCL_SHRINK_ABORT
+
 // ncclSimInfo_t (2.22+).
 constexpr unsigned kSimInfoMagic = 0x74685283;
 struct SimInfo {
@@ -50,6 +54,24 @@ struct SimInfo {
   unsigned int version;
   float estimatedTime;
 };
+
+// ncclCollConfig_t (2.32): per-call options of the nccl*Config collectives; versioned like
+// ncclConfig_t (NCCL_API_MAGIC), append-only. The fields the drop-in reads:
+struct CollConfigPrefix {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  void* ext;  // vendor extensions (NCCL ignores them all)
+  int minCTAs, maxCTAs, nvlsCTAs, cgaClusterSize;
+  const char* algSelection;
+  int forceAlgSelection;
+  int ctaPolicy;
+  uint64_t userProfilerTag;
+  void* launchCompletionEvent;  // a cudaEvent_t
+};
+static_assert(offsetof(CollConfigPrefix, algSelection) == 40, "ncclCollConfig_t.algSelection");
+static_assert(offsetof(CollConfigPrefix, launchCompletionEvent) == 64,
+              "ncclCollConfig_t.launchCompletionEvent");
 
 // NCCL_VERSION(X, Y, Z) for releases since 2.9.
 constexpr int versionCode(int major, int minor, int patch) {

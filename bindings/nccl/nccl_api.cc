@@ -2,12 +2,13 @@
 //
 // braid's C API has NCCL's argument order and enum values, so most calls forward one to
 // one (ncclComm_t is a braidComm_t, ncclUniqueId a braidUniqueId of the same 128 bytes).
-// Calls braid has no counterpart for (windows, signals, the parameter registry, suspend,
-// grow) return ncclInvalidUsage with a sentence for ncclGetLastError, so that callers fall
+// Calls braid has no counterpart for (windows, signals, the parameter registry, suspend)
+// return ncclInvalidUsage with a sentence for ncclGetLastError, so that callers fall
 // back. Every function is defined as pnccl<Name> (NCCL's profiling interface) with
 // nccl<Name> a weak alias of it, as in NCCL; libnccl.map exports those and nothing else.
 #include <strings.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -70,6 +71,9 @@ Result checkConfig(const void* config, const char* name, braidConfig_t* braid = 
 }  // namespace braid::nccl
 
 using namespace braid::nccl;
+
+// ncclDataType_t values pass through unchanged, fp8 included.
+static_assert(kFloat8e4m3 == braidFloat8e4m3 && kFloat8e5m2 == braidFloat8e5m2);
 
 // Defines pnccl<name> and its weak alias nccl<name>, both exported.
 #define NCCL_API(ret, name, params)                                                          \
@@ -146,35 +150,38 @@ NCCL_API(Result, ncclCommRevoke, (braidComm_t comm, int revokeFlags)) {
   return forward(braidCommRevoke(comm, revokeFlags));
 }
 
+// NULL config: the new communicator inherits the parent's (blocking mode), as in NCCL.
 NCCL_API(Result, ncclCommSplit,
          (braidComm_t comm, int color, int key, braidComm_t* newcomm, void* config)) {
-  if (Result r = checkConfig(config, "ncclCommSplit"); r != kSuccess) return r;
-  return forward(braidCommSplit(comm, color, key, newcomm));
+  braidConfig_t braid;
+  braidConfig_t* mapped = nullptr;
+  if (Result r = checkConfig(config, "ncclCommSplit", &braid, &mapped); r != kSuccess) return r;
+  return forward(braidCommSplitConfig(comm, color, key, newcomm, mapped));
 }
 
+// NCCL_SHRINK_DEFAULT and NCCL_SHRINK_ABORT have braid's values; braid checks them.
+static_assert(kShrinkDefault == BRAID_SHRINK_DEFAULT && kShrinkAbort == BRAID_SHRINK_ABORT);
 NCCL_API(Result, ncclCommShrink,
          (braidComm_t comm, int* excludeRanks, int excludeCount, braidComm_t* newcomm, void* config,
           int shrinkFlags)) {
-  if (Result r = checkConfig(config, "ncclCommShrink"); r != kSuccess) return r;
-  // NCCL_SHRINK_DEFAULT (0) or NCCL_SHRINK_ABORT (1): braid's shrink never uses the old
-  // communicator's connections, so both mean the same here.
-  if (shrinkFlags != 0 && shrinkFlags != 1) {
-    return refuse(kInvalidArgument, "ncclCommShrink: shrinkFlags " + std::to_string(shrinkFlags) +
-                                        " is neither NCCL_SHRINK_DEFAULT nor NCCL_SHRINK_ABORT");
-  }
-  return forward(braidCommShrink(comm, excludeRanks, excludeCount, newcomm));
+  braidConfig_t braid;
+  braidConfig_t* mapped = nullptr;
+  if (Result r = checkConfig(config, "ncclCommShrink", &braid, &mapped); r != kSuccess) return r;
+  return forward(
+      braidCommShrinkConfig(comm, excludeRanks, excludeCount, newcomm, mapped, shrinkFlags));
 }
 
 NCCL_API(Result, ncclCommGrow,
          (braidComm_t comm, int nRanks, const braidUniqueId* uniqueId, int rank,
           braidComm_t* newcomm, void* config)) {
-  (void)comm, (void)nRanks, (void)uniqueId, (void)rank, (void)newcomm, (void)config;
-  return unmapped("ncclCommGrow", "growing a live communicator");
+  braidConfig_t braid;
+  braidConfig_t* mapped = nullptr;
+  if (Result r = checkConfig(config, "ncclCommGrow", &braid, &mapped); r != kSuccess) return r;
+  return forward(braidCommGrow(comm, nRanks, uniqueId, rank, newcomm, mapped));
 }
 
 NCCL_API(Result, ncclCommGetUniqueId, (braidComm_t comm, braidUniqueId* uniqueId)) {
-  (void)comm, (void)uniqueId;
-  return unmapped("ncclCommGetUniqueId", "a unique id for ncclCommGrow");
+  return forward(braidCommGetUniqueId(comm, uniqueId));
 }
 
 NCCL_API(Result, ncclCommGetAsyncError, (braidComm_t comm, Result* asyncError)) {
@@ -223,6 +230,40 @@ NCCL_API(Result, ncclCommWindowDeregister, (braidComm_t comm, void* win)) {
 NCCL_API(Result, ncclWinGetUserPtr, (braidComm_t comm, void* win, void** outUserPtr)) {
   (void)comm, (void)win, (void)outUserPtr;
   return unmapped("ncclWinGetUserPtr", "symmetric memory windows");
+}
+
+// ---- The device API's host side (nccl_device/core.h, 2.28+) ----------------------------
+// braid has no device API: these answer ncclInvalidUsage, and exist so that programs linked
+// against NCCL 2.28+ (PyTorch's libtorch_cuda.so among them) load. None reads its arguments,
+// so the parameters the refusal does not need are left out (the C calling convention allows it).
+
+NCCL_API(Result, ncclCommQueryProperties, (braidComm_t comm, void* props)) {
+  (void)comm, (void)props;
+  return unmapped("ncclCommQueryProperties", "the device API");
+}
+NCCL_API(Result, ncclDevCommCreate, (braidComm_t comm, const void* reqs, void* outDevComm)) {
+  (void)comm, (void)reqs, (void)outDevComm;
+  return unmapped("ncclDevCommCreate", "the device API");
+}
+NCCL_API(Result, ncclDevCommDestroy, (braidComm_t comm, const void* devComm)) {
+  (void)comm, (void)devComm;
+  return unmapped("ncclDevCommDestroy", "the device API");
+}
+NCCL_API(Result, ncclGetLsaMultimemDevicePointer, (void* window, size_t offset)) {
+  (void)window, (void)offset;
+  return unmapped("ncclGetLsaMultimemDevicePointer", "the device API's window pointers");
+}
+NCCL_API(Result, ncclGetMultimemDevicePointer, (void* window, size_t offset)) {
+  (void)window, (void)offset;
+  return unmapped("ncclGetMultimemDevicePointer", "the device API's window pointers");
+}
+NCCL_API(Result, ncclGetLsaDevicePointer, (void* window, size_t offset)) {
+  (void)window, (void)offset;
+  return unmapped("ncclGetLsaDevicePointer", "the device API's window pointers");
+}
+NCCL_API(Result, ncclGetPeerDevicePointer, (void* window, size_t offset)) {
+  (void)window, (void)offset;
+  return unmapped("ncclGetPeerDevicePointer", "the device API's window pointers");
 }
 
 // ---- Reduction operators ----------------------------------------------------------------
@@ -339,9 +380,24 @@ NCCL_API(Result, ncclWaitSignal, (int nDesc, void* signalDescs, braidComm_t comm
 NCCL_API(Result, ncclGroupStart, ()) { return forward(braidGroupStart()); }
 NCCL_API(Result, ncclGroupEnd, ()) { return forward(braidGroupEnd()); }
 
+// NCCL's struct (its own magic) carried over to braid's; the estimate comes back in the
+// same unit, microseconds.
 NCCL_API(Result, ncclGroupSimulateEnd, (SimInfo * simInfo)) {
-  (void)simInfo;
-  return unmapped("ncclGroupSimulateEnd", "simulating a group");
+  if (simInfo == nullptr) {
+    return refuse(kInvalidArgument, "ncclGroupSimulateEnd: simInfo is NULL");
+  }
+  if (simInfo->magic != kSimInfoMagic ||
+      simInfo->size < offsetof(SimInfo, estimatedTime) + sizeof(float)) {
+    return refuse(kInvalidArgument,
+                  "ncclGroupSimulateEnd: simInfo was not set up with NCCL_SIM_INFO_INITIALIZER "
+                  "(size " +
+                      std::to_string(simInfo->size) + ", magic " + std::to_string(simInfo->magic) +
+                      ")");
+  }
+  braidSimInfo_t info = BRAID_SIM_INFO_INITIALIZER;
+  const Result result = forward(braidGroupSimulateEnd(&info));
+  if (result == kSuccess) simInfo->estimatedTime = info.estimatedTime;
+  return result;
 }
 
 // ---- Parameter registry (2.30) ----------------------------------------------------------
@@ -377,3 +433,118 @@ NCCL_API(Result, ncclParamGetAllParameterKeys, (const char*** table, int* tableL
   return unmapped("ncclParamGetAllParameterKeys", "NCCL's parameter registry");
 }
 NCCL_API(void, ncclParamDumpAll, ()) {}  // no registry: nothing to print
+
+// ---- Per-call configuration (2.32) -------------------------------------------------------
+// nccl<Collective>Config is the plain call with a ncclCollConfig_t. NULL is the plain call.
+// The resource knobs (CTA counts and policy, cluster size), the profiler tag and vendor
+// extensions change nothing on braid and are accepted; a forced algorithm selection and a
+// launch-completion event are not available, and say so.
+
+namespace {
+
+Result checkCollConfig(const void* config, const char* name) {
+  if (config == nullptr) return kSuccess;
+  const auto* c = static_cast<const CollConfigPrefix*>(config);
+  if (c->magic != kConfigMagic || c->size < offsetof(CollConfigPrefix, algSelection)) {
+    return refuse(kInvalidArgument, std::string(name) +
+                                        ": config was not set up with "
+                                        "NCCL_COLLCONFIG_INITIALIZER (size " +
+                                        std::to_string(c->size) + ", magic " +
+                                        std::to_string(c->magic) + ")");
+  }
+  const auto has = [c](size_t end) { return c->size >= end; };
+  if (has(offsetof(CollConfigPrefix, ctaPolicy)) && c->algSelection != nullptr &&
+      c->algSelection[0] != '\0' && c->forceAlgSelection != 0) {
+    return refuse(kInvalidUsage, std::string(name) + ": config->algSelection \"" + c->algSelection +
+                                     "\" cannot be forced per call in braid's libnccl.so.2; "
+                                     "set NCCL_ALGO (or BRAID_ALGO) instead");
+  }
+  if (has(sizeof(CollConfigPrefix)) && c->launchCompletionEvent != nullptr) {
+    return refuse(kInvalidUsage, std::string(name) +
+                                     ": config->launchCompletionEvent is not available in "
+                                     "braid's libnccl.so.2");
+  }
+  return kSuccess;
+}
+
+}  // namespace
+
+#define NCCL_CHECK_COLL_CONFIG(name) \
+  if (Result checked = checkCollConfig(config, name); checked != kSuccess) return checked
+
+NCCL_API(Result, ncclAllReduceConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, RedOp op,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclAllReduceConfig");
+  return ncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream);
+}
+
+NCCL_API(Result, ncclBroadcastConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, int root,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclBroadcastConfig");
+  return ncclBroadcast(sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+NCCL_API(Result, ncclReduceConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, RedOp op, int root,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclReduceConfig");
+  return ncclReduce(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+}
+
+NCCL_API(Result, ncclReduceScatterConfig,
+         (const void* sendbuff, void* recvbuff, size_t recvcount, DataType datatype, RedOp op,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclReduceScatterConfig");
+  return ncclReduceScatter(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
+}
+
+NCCL_API(Result, ncclAllGatherConfig,
+         (const void* sendbuff, void* recvbuff, size_t sendcount, DataType datatype,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclAllGatherConfig");
+  return ncclAllGather(sendbuff, recvbuff, sendcount, datatype, comm, stream);
+}
+
+NCCL_API(Result, ncclAlltoAllConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, braidComm_t comm,
+          Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclAlltoAllConfig");
+  return ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+}
+
+NCCL_API(Result, ncclGatherConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, int root,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclGatherConfig");
+  return ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+NCCL_API(Result, ncclScatterConfig,
+         (const void* sendbuff, void* recvbuff, size_t count, DataType datatype, int root,
+          braidComm_t comm, Stream stream, const void* config)) {
+  NCCL_CHECK_COLL_CONFIG("ncclScatterConfig");
+  return ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+// Encryption of NCCL's TCP sockets (2.32). Plaintext (NCCL_ENCRYPTION_MODE_NONE) is braid's
+// default and is accepted; a pre-shared key is not how braid's TLS is set up
+// (BRAID_SOCKET_TLS=1 derives its key from the unique id).
+NCCL_API(Result, ncclSetEncryption, (const void* config)) {
+  struct EncryptionPrefix {
+    size_t size;
+    unsigned int magic;
+    unsigned int version;
+    int mode;
+  };
+  const auto* c = static_cast<const EncryptionPrefix*>(config);
+  if (c == nullptr || c->magic != kConfigMagic || c->size < sizeof(EncryptionPrefix)) {
+    return refuse(kInvalidArgument,
+                  "ncclSetEncryption: config is NULL or was not set up with "
+                  "NCCL_ENCRYPTION_CONFIG_INITIALIZER");
+  }
+  if (c->mode == 0) return forward(braidSuccess);
+  return unmapped("ncclSetEncryption",
+                  "encryption with a pre-shared key (set BRAID_SOCKET_TLS=1 on every rank)");
+}

@@ -3,7 +3,8 @@
 //
 // Semantics are the host executor's (collectives/host/reduce_*.h), so both executors give
 // bit-identical results: fp16 and bf16 widen to fp32, combine, and round once to nearest
-// even; a NaN result keeps its sign and top payload bits and comes out quiet; max/min return
+// even; a NaN result keeps its sign and top payload bits and comes out quiet; fp8 narrows
+// as core/fp8.h says (nearest even, saturating, NaN as 0x7f); max/min return
 // the NaN when either operand is one; integer sum and prod wrap (computed on the unsigned
 // twin); avg reduces as sum and the executor divides once at the end (floats: one IEEE
 // division; integers: 64-bit division truncating toward zero).
@@ -15,6 +16,11 @@
 
 #include "braid.h"
 #include "collectives/device/portability.h"
+#include "core/fp8.h"
+
+#if defined(__CUDACC__)
+#include <cuda_fp8.h>
+#endif
 
 namespace braid::device {
 
@@ -25,6 +31,17 @@ struct Half {
 struct Bf16 {
   uint16_t bits;
 };
+/// Storage types for the fp8 floats: one byte each, laid out as CUDA's __nv_fp8_e4m3 and
+/// __nv_fp8_e5m2 (cuda_fp8.h), so device buffers of those types are read as they are.
+struct Fp8E4m3 {
+  uint8_t bits;
+};
+struct Fp8E5m2 {
+  uint8_t bits;
+};
+#if defined(__CUDACC__)
+static_assert(sizeof(Fp8E4m3) == sizeof(__nv_fp8_e4m3) && sizeof(Fp8E5m2) == sizeof(__nv_fp8_e5m2));
+#endif
 
 template <class To, class From>
 BRAID_HD To bitCast(From from) {
@@ -95,6 +112,27 @@ struct Element<Bf16> {
   BRAID_HD static float widen(Bf16 x) { return bf16ToFloat(x); }
   BRAID_HD static Bf16 narrow(float x) { return floatToBf16(x); }
 };
+
+/// fp8: widening is exact everywhere; narrowing uses the hardware conversion on GPUs that
+/// have one (sm_89+, cvt.rn.satfinite, what NCCL's fp8 reductions use), whose results are
+/// those of floatToFp8 (nearest even, saturating, NaN as 0x7f), and floatToFp8 elsewhere.
+template <class Storage, class Format>
+struct Fp8Element {
+  using Compute = float;
+  BRAID_HD static float widen(Storage x) { return fp8ToFloat<Format>(x.bits); }
+  BRAID_HD static Storage narrow(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    return Storage{uint8_t(__nv_cvt_float_to_fp8(
+        x, __NV_SATFINITE, Format::kMantissaBits == 3 ? __NV_E4M3 : __NV_E5M2))};
+#else
+    return Storage{floatToFp8<Format>(x)};
+#endif
+  }
+};
+template <>
+struct Element<Fp8E4m3> : Fp8Element<Fp8E4m3, Fp8E4m3Format> {};
+template <>
+struct Element<Fp8E5m2> : Fp8Element<Fp8E5m2, Fp8E5m2Format> {};
 
 // The operators, on a Compute value pair. Integer sum/prod go through the unsigned twin:
 // the bits are those of two's-complement wraparound, without signed-overflow UB.
@@ -209,6 +247,12 @@ bool withType(braidDataType_t type, F&& f) {
       return true;
     case braidBfloat16:
       f(Bf16{});
+      return true;
+    case braidFloat8e4m3:
+      f(Fp8E4m3{});
+      return true;
+    case braidFloat8e5m2:
+      f(Fp8E5m2{});
       return true;
     default:
       return false;

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "core/kernels/reduce_dispatch.h"
+#include "core/kernels/reduce_fp8.h"
 #include "core/kernels/reduce_half.h"
 #include "core/kernels/reduce_vector.h"
 
@@ -128,7 +129,7 @@ inline void divideBlock(typename Codec::Storage* p, LaneOf<Codec> divisor) {
   Codec::store(p, x);
 }
 
-// A DivideFn for floating-point types: one IEEE division per lane. For fp16/bf16 the fp32
+// A DivideFn for floating-point types: one IEEE division per lane. For fp16/bf16/fp8 the fp32
 // quotient is rounded again on store, which still equals the correctly rounded quotient
 // (fp32 has more than twice their precision plus two bits, so double rounding is harmless).
 template <class Codec>
@@ -203,6 +204,8 @@ constexpr ReduceKernelTable makeReduceKernelTable() {
   setFloatKernels<NativeCodec<kBytes, float>>(table, braidFloat32);
   setFloatKernels<NativeCodec<kBytes, double>>(table, braidFloat64);
   setFloatKernels<Bf16Codec<kBytes>>(table, braidBfloat16);
+  setFloatKernels<Fp8Codec<kBytes, Fp8E4m3Format>>(table, braidFloat8e4m3);
+  setFloatKernels<Fp8Codec<kBytes, Fp8E5m2Format>>(table, braidFloat8e5m2);
   return table;
 }
 

@@ -38,7 +38,9 @@ ReductionPattern makePattern(braidDataType_t type, braidRedOp_t op, int nranks) 
   ReductionPattern pattern{op, nranks, takesNegatives(type), 1, 4, 0};
   pattern.sumModulus = std::min(kMaxSumModulus, perRank + 1);
   // ceil(n / period) ranks hold a 2 at any position; keep that <= kMaxDoublings.
-  pattern.prodPeriod = std::max<int64_t>(4, (nranks + kMaxDoublings - 1) / kMaxDoublings);
+  // (e4m3's largest finite value is 448, so at most 2^8 there.)
+  const int maxDoublings = type == braidFloat8e4m3 ? 8 : kMaxDoublings;
+  pattern.prodPeriod = std::max<int64_t>(4, (nranks + maxDoublings - 1) / maxDoublings);
   pattern.maxAverage = std::min(kMaxAverage, perRank);
   return pattern;
 }

@@ -129,7 +129,8 @@ constexpr std::array<FlagSpec, 21> kFlags = {{
        return std::string();
      }},
     {'d', "datatype", "TYPE",
-     "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 or all (default float)",
+     "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2 or all "
+     "(default float)",
      [](std::string_view v, Options& o) {
        o.types.clear();
        if (v == "all") {
@@ -137,7 +138,7 @@ constexpr std::array<FlagSpec, 21> kFlags = {{
          return std::string();
        }
        const std::optional<braidDataType_t> type = parseType(v);
-       if (!type) return "expected a type name (int8 ... bfloat16) or all, got " + quoted(v);
+       if (!type) return "expected a type name (int8 ... f8e5m2) or all, got " + quoted(v);
        o.types.push_back(*type);
        return std::string();
      }},

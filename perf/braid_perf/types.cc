@@ -1,5 +1,6 @@
 #include "types.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -25,6 +26,8 @@ constexpr std::array<TypeInfo, braidNumTypes> kTypes = {{
     {braidFloat32, "float", 4},
     {braidFloat64, "double", 8},
     {braidBfloat16, "bfloat16", 2},
+    {braidFloat8e4m3, "f8e4m3", 1},
+    {braidFloat8e5m2, "f8e5m2", 1},
 }};
 
 struct Alias {
@@ -32,7 +35,11 @@ struct Alias {
   braidDataType_t type;
 };
 
-constexpr std::array<Alias, 9> kTypeAliases = {{
+constexpr std::array<Alias, 13> kTypeAliases = {{
+    {"fp8e4m3", braidFloat8e4m3},
+    {"float8e4m3", braidFloat8e4m3},
+    {"fp8e5m2", braidFloat8e5m2},
+    {"float8e5m2", braidFloat8e5m2},
     {"char", braidInt8},
     {"int", braidInt32},
     {"fp16", braidFloat16},
@@ -91,7 +98,7 @@ std::optional<braidRedOp_t> parseOp(std::string_view name) {
 
 bool isFloatingPoint(braidDataType_t type) {
   return type == braidFloat16 || type == braidFloat32 || type == braidFloat64 ||
-         type == braidBfloat16;
+         type == braidBfloat16 || type == braidFloat8e4m3 || type == braidFloat8e5m2;
 }
 
 bool isSignedInteger(braidDataType_t type) {
@@ -114,6 +121,10 @@ int64_t exactIntegerLimit(braidDataType_t type) {
       return 2048;
     case braidBfloat16:
       return 256;
+    case braidFloat8e4m3:
+      return 16;  // 4 significant bits
+    case braidFloat8e5m2:
+      return 8;
     case braidFloat32:
       return int64_t{1} << 24;
     case braidFloat64:
@@ -155,6 +166,10 @@ void storeElement(braidDataType_t type, void* buffer, size_t index, double value
     case braidBfloat16:
       storeAs(buffer, index, floatToBfloat16(static_cast<float>(value)));
       break;
+    case braidFloat8e4m3:
+    case braidFloat8e5m2:
+      storeAs(buffer, index, floatToFp8(type, static_cast<float>(value)));
+      break;
     default:
       break;
   }
@@ -182,6 +197,9 @@ double loadElement(braidDataType_t type, const void* buffer, size_t index) {
       return loadAs<double>(buffer, index);
     case braidBfloat16:
       return bfloat16ToFloat(loadAs<uint16_t>(buffer, index));
+    case braidFloat8e4m3:
+    case braidFloat8e5m2:
+      return fp8ToFloat(type, loadAs<uint8_t>(buffer, index));
     default:
       return 0.0;
   }
@@ -229,5 +247,51 @@ uint16_t floatToBfloat16(float value) {
 }
 
 float bfloat16ToFloat(uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << 16); }
+
+namespace {
+struct Fp8Layout {
+  int mantissaBits;
+  int bias;
+  double maxFinite;
+};
+Fp8Layout fp8Layout(braidDataType_t type) {
+  return type == braidFloat8e4m3 ? Fp8Layout{3, 7, 448.0} : Fp8Layout{2, 15, 57344.0};
+}
+}  // namespace
+
+// Nearest even, saturating at the largest finite value, NaN as 0x7f (as braid reduces).
+uint8_t floatToFp8(braidDataType_t type, float value) {
+  const Fp8Layout f = fp8Layout(type);
+  if (std::isnan(value)) return 0x7f;
+  const uint8_t sign = std::signbit(value) ? 0x80 : 0;
+  const double magnitude = std::min<double>(std::fabs(value), f.maxFinite);
+  if (magnitude == 0) return sign;
+  int exponent;
+  std::frexp(magnitude, &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
+  exponent = std::max(exponent - 1, 1 - f.bias);
+  // Units of the quantum at this exponent; scaling by a power of two is exact.
+  const double units = std::nearbyint(std::ldexp(magnitude, f.mantissaBits - exponent));
+  // A carry into the next binade is the same code arithmetic: (biased exponent, mantissa)
+  // run on as one integer.
+  const int code = (exponent + f.bias - 1) * (1 << f.mantissaBits) + static_cast<int>(units);
+  return static_cast<uint8_t>(sign | code);
+}
+
+float fp8ToFloat(braidDataType_t type, uint8_t bits) {
+  const Fp8Layout f = fp8Layout(type);
+  const int magnitude = bits & 0x7f;
+  const int exponent = magnitude >> f.mantissaBits;
+  const int mantissa = magnitude & ((1 << f.mantissaBits) - 1);
+  double value;
+  if (type == braidFloat8e4m3 && magnitude == 0x7f) return NAN;
+  if (type == braidFloat8e5m2 && exponent == 31) {
+    value = mantissa != 0 ? NAN : INFINITY;
+  } else if (exponent == 0) {
+    value = std::ldexp(mantissa, 1 - f.bias - f.mantissaBits);
+  } else {
+    value = std::ldexp(mantissa + (1 << f.mantissaBits), exponent - f.bias - f.mantissaBits);
+  }
+  return static_cast<float>((bits & 0x80) ? -value : value);
+}
 
 }  // namespace braid::perf

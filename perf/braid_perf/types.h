@@ -45,5 +45,8 @@ uint16_t floatToHalf(float value);
 float halfToFloat(uint16_t bits);
 uint16_t floatToBfloat16(float value);
 float bfloat16ToFloat(uint16_t bits);
+/// The OCP fp8 formats (braidFloat8e4m3, braidFloat8e5m2).
+uint8_t floatToFp8(braidDataType_t type, float value);
+float fp8ToFloat(braidDataType_t type, uint8_t bits);
 
 }  // namespace braid::perf

@@ -276,4 +276,27 @@ braidResult_t braidGroupEnd(void) {
   return guard(nullptr, [] { return braid::groupEnd(); });
 }
 
+braidResult_t braidGroupSimulateEnd(braidSimInfo_t* simInfo) {
+  return guard(nullptr, [&]() -> Status {
+    if (simInfo == nullptr) {
+      return braid::invalidArgument("braidGroupSimulateEnd: simInfo is NULL");
+    }
+    // The fields read and written must exist in the caller's struct; any later release
+    // keeps them at these offsets.
+    const size_t needed = offsetof(braidSimInfo_t, estimatedTime) + sizeof(float);
+    if (simInfo->magic != BRAID_SIM_INFO_MAGIC || simInfo->size < needed ||
+        simInfo->version < BRAID_VERSION(0, 1, 0)) {
+      return braid::invalidArgument(
+          "braidGroupSimulateEnd: simInfo was not set up with BRAID_SIM_INFO_INITIALIZER "
+          "(size " +
+          std::to_string(simInfo->size) + ", magic " + std::to_string(simInfo->magic) +
+          ", version " + std::to_string(simInfo->version) + ")");
+    }
+    double us = 0;
+    BRAID_RETURN_IF_ERROR(braid::groupSimulateEnd(&us));
+    simInfo->estimatedTime = static_cast<float>(us);
+    return Status::ok();
+  });
+}
+
 }  // extern "C"

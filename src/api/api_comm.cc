@@ -1,5 +1,6 @@
 // Communicator lifecycle: unique ids, init (by id, all-in-process, from the
-// launcher's environment), split, finalize, destroy, abort and queries.
+// launcher's environment), finalize, destroy, abort and queries. Split, shrink and grow:
+// api_elastic.cc.
 #include <arpa/inet.h>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "api/broadcast_init.h"
+#include "api/comm_options.h"
 #include "api/guard.h"
 #include "api/rank_threads.h"
 #include "bootstrap/launch_env.h"
@@ -15,8 +17,6 @@
 #include "bootstrap/root_server.h"
 #include "comm/device_path.h"
 #include "comm/device_proxy/proxy_registry.h"
-#include "comm/group.h"
-#include "comm/shrink.h"
 #include "core/config.h"
 #include "core/log.h"
 
@@ -51,30 +51,6 @@ Status initRank(braidComm_t* out, int nranks, const bootstrap::UniqueId& id, int
   return publish(std::move(*comm), out);
 }
 
-// The options of a braidConfig_t the caller filled from BRAID_CONFIG_INITIALIZER (NULL:
-// defaults). Fields past the caller's `size` are treated as unset, so an older header's
-// smaller struct is read correctly.
-struct InitOptions {
-  bool blocking = true;
-};
-
-Status readConfig(const braidConfig_t* config, const char* api, InitOptions* out) {
-  if (config == nullptr) return Status::ok();
-  if (config->magic != BRAID_CONFIG_MAGIC || config->size < offsetof(braidConfig_t, commName)) {
-    return braid::invalidArgument(
-        std::string(api) + ": config was not set up with BRAID_CONFIG_INITIALIZER (size " +
-        std::to_string(config->size) + ", magic " + std::to_string(config->magic) + ")");
-  }
-  if (config->blocking != BRAID_CONFIG_UNDEF_INT) {
-    if (config->blocking != 0 && config->blocking != 1) {
-      return braid::invalidArgument(std::string(api) + ": config->blocking " +
-                                    std::to_string(config->blocking) + " must be 0 or 1");
-    }
-    out->blocking = config->blocking == 1;
-  }
-  return Status::ok();
-}
-
 Status checkRank(int nranks, int rank, const char* api);
 
 // Every init by unique id: at once; queued until braidGroupEnd inside a group; or, with
@@ -87,31 +63,25 @@ braidResult_t initWithConfig(const char* api, braidComm_t* comm, int nranks,
     BRAID_RETURN_IF_ERROR(checkOut(comm, api, "comm"));
     *comm = nullptr;
     BRAID_RETURN_IF_ERROR(checkRank(nranks, rank, api));
-    InitOptions options;
-    BRAID_RETURN_IF_ERROR(readConfig(config, api, &options));
+    braid::api::InitOptions options;
+    BRAID_RETURN_IF_ERROR(braid::api::readConfig(config, api, &options));
     auto id = bootstrap::UniqueId::readFrom(commId);
     if (!id.isOk()) return id.status().withContext(api);
     const char* tagEnv = std::getenv("BRAID_JOB_TAG");
     const std::string tag = tagEnv ? tagEnv : "";
-    auto join = [id = *id, nranks, rank, tag]() -> Result<std::unique_ptr<Comm>> {
+    const bool blocking = options.blocking;
+    auto join = [id = *id, nranks, rank, tag, blocking]() -> Result<std::unique_ptr<Comm>> {
       auto made = Comm::create(id, nranks, rank, tag);
       if (!made.isOk()) return made.status().withContext("rank " + std::to_string(rank) + " init");
       braid::allowPeerDevices(made->get());  // device buffers: cuda_p2p, comm/device_path.h
+      (*made)->setBlocking(blocking);        // what splits with a NULL config inherit
       return made;
     };
-    const bool inGroup = braid::inGroup();
-    if (options.blocking && !inGroup) {
-      auto made = join();
-      if (!made.isOk()) return made.status();
-      return publish(std::move(*made), comm);
+    bool inProgress = false;
+    BRAID_RETURN_IF_ERROR(braid::api::joinNowOrLater(join, options, comm, &inProgress));
+    if (inProgress) {
+      deferred = Status(braidInProgress, std::string(api) + ": initializing in the background");
     }
-    *comm = braid::publishPending(std::move(join));
-    if (*comm == nullptr) {
-      return Status(braidSystemError, "too many live communicators in this process");
-    }
-    if (inGroup) return braid::deferJoin(*comm);  // started and awaited at braidGroupEnd
-    BRAID_RETURN_IF_ERROR(braid::startJoin(*comm));
-    deferred = Status(braidInProgress, std::string(api) + ": initializing in the background");
     return Status::ok();
   });
   if (result == braidSuccess && !deferred.isOk()) return braidInProgress;
@@ -282,40 +252,6 @@ braidResult_t braidCommInitRankBroadcast(braidComm_t* comm, int nranks, int rank
         comm, nranks, rank,
         [&](void* buffer, size_t bytes) { return broadcast(buffer, bytes, context) == 0; },
         tag ? tag : "", api);
-  });
-}
-
-braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* newcomm) {
-  return guardComm(comm, "braidCommSplit", [&](Comm& c) -> Status {
-    BRAID_RETURN_IF_ERROR(checkOut(newcomm, "braidCommSplit", "newcomm"));
-    *newcomm = nullptr;
-    if (color < 0 && color != BRAID_SPLIT_NOCOLOR) {
-      return braid::invalidArgument("braidCommSplit: color " + std::to_string(color) +
-                                    " must be >= 0 or BRAID_SPLIT_NOCOLOR");
-    }
-    BRAID_RETURN_IF_ERROR(c.usable("braidCommSplit"));
-    auto split = c.split(color, key);
-    if (!split.isOk()) return split.status().withContext("braidCommSplit");
-    if (*split == nullptr) return Status::ok();  // BRAID_SPLIT_NOCOLOR
-    return publish(std::move(*split), newcomm);
-  });
-}
-
-braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int excludeCount,
-                              braidComm_t* newcomm) {
-  return guardComm(comm, "braidCommShrink", [&](Comm& c) -> Status {
-    BRAID_RETURN_IF_ERROR(checkOut(newcomm, "braidCommShrink", "newcomm"));
-    *newcomm = nullptr;
-    if (excludeCount < 0 || (excludeCount > 0 && excludeRanks == nullptr)) {
-      return braid::invalidArgument("braidCommShrink: excludeRanks is NULL or excludeCount " +
-                                    std::to_string(excludeCount) + " is negative");
-    }
-    // No health check: shrinking is how a failed communicator's survivors go on.
-    std::vector<int> exclude(excludeRanks, excludeRanks + excludeCount);
-    auto shrunk = braid::shrinkComm(c, exclude);
-    if (!shrunk.isOk()) return shrunk.status();
-    if (*shrunk == nullptr) return Status::ok();  // this rank was excluded
-    return publish(std::move(*shrunk), newcomm);
   });
 }
 

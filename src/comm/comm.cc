@@ -201,6 +201,12 @@ Status Comm::connectTransport() {
 }
 
 Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
+  BRAID_ASSIGN_OR_RETURN(JoinPlan plan, planSplit(color, key));
+  if (!plan.joins()) return std::unique_ptr<Comm>();
+  return Comm::create(plan.id, plan.nranks, plan.rank, plan.tagPrefix);
+}
+
+Result<JoinPlan> Comm::planSplit(int color, int key) {
   struct Entry {
     int32_t color, key, rank;
   };
@@ -231,10 +237,14 @@ Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
   }
   BRAID_RETURN_IF_ERROR(bootstrap_->allGather(ids.data(), sizeof(braidUniqueId)));
   BRAID_RETURN_IF_ERROR(leaderStatus);
-  if (color == BRAID_SPLIT_NOCOLOR) return std::unique_ptr<Comm>();
+  JoinPlan plan;
+  if (color == BRAID_SPLIT_NOCOLOR) return plan;
 
-  BRAID_ASSIGN_OR_RETURN(bootstrap::UniqueId id, bootstrap::UniqueId::readFrom(ids[group[0].rank]));
-  return Comm::create(id, static_cast<int>(group.size()), newRank, tagPrefix_);
+  BRAID_ASSIGN_OR_RETURN(plan.id, bootstrap::UniqueId::readFrom(ids[group[0].rank]));
+  plan.nranks = static_cast<int>(group.size());
+  plan.rank = newRank;
+  plan.tagPrefix = tagPrefix_;
+  return plan;
 }
 
 Status Comm::health() const {

@@ -17,6 +17,8 @@
 #include "bootstrap/unique_id.h"
 #include "comm/direct_p2p.h"
 #include "comm/flight_recorder.h"
+#include "comm/grow.h"
+#include "comm/join_plan.h"
 #include "comm/registrations.h"
 #include "comm/schedule_cache.h"
 #include "comm/shrink.h"
@@ -53,6 +55,15 @@ class Comm {
 
   /// Collective: the communicator of this rank's color, or null for BRAID_SPLIT_NOCOLOR.
   Result<std::unique_ptr<Comm>> split(int color, int key);
+  /// The agreement half of split(): what this rank joins (nothing for BRAID_SPLIT_NOCOLOR).
+  Result<JoinPlan> planSplit(int color, int key);
+
+  /// Whether the communicator was created blocking (braidConfig_t.blocking): what a
+  /// communicator derived from it with a NULL config inherits.
+  bool blocking() const { return blocking_.load(std::memory_order_relaxed); }
+  void setBlocking(bool blocking) { blocking_.store(blocking, std::memory_order_relaxed); }
+  /// The id of a grow this rank coordinates (comm/grow.h).
+  GrowIds& growIds() { return growIds_; }
 
   /// Where survivors meet to shrink this communicator (comm/shrink.h); only
   /// communicators of more than one rank have one.
@@ -134,6 +145,8 @@ class Comm {
   std::atomic<int> active_{0};
   std::atomic<bool> finalized_{false};
   std::atomic<int> device_{-1};
+  std::atomic<bool> blocking_{true};
+  GrowIds growIds_;
   Registrations registrations_;
   UserOps userOps_;
 

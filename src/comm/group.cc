@@ -5,12 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "collectives/estimate.h"
+#include "collectives/select.h"
 #include "comm/comm.h"
 #include "comm/device_path.h"
 #include "comm/device_proxy/proxy_registry.h"
 #include "comm/direct_collective.h"
 #include "comm/engine.h"
 #include "comm/handle_table.h"
+#include "core/types.h"
 
 namespace braid {
 namespace {
@@ -131,6 +134,47 @@ Status groupEnd() {
   for (const Op& op : ops) waitForDeviceProxy(op.comm);  // as submit() does
   const Status host = runPointToPoint(ops);
   return device.isOk() ? host : device;
+}
+
+namespace {
+
+// Whether `comm`'s ranks sit on more than one host (the socket constants apply).
+bool spansHosts(const Comm& comm) {
+  const auto hosts = comm.hosts();
+  return hosts != nullptr && std::any_of(hosts->begin(), hosts->end(), [](int h) { return h; });
+}
+
+double estimateOp(const Op& op, coll::MemoryKind memory) {
+  if (op.kind != OpKind::kCollective) {
+    return coll::estimatePointToPointUs(op.count * typeSize(op.type), spansHosts(*op.comm));
+  }
+  const coll::CollArgs args = toCollArgs(op);
+  const coll::Selection picked = coll::select(args, memory, op.comm->overrides());
+  return coll::estimateCollectiveUs(args, picked.algorithm ? picked.algorithm->name : "");
+}
+
+}  // namespace
+
+Status groupSimulateEnd(double* estimatedUs) {
+  if (group.depth == 0) {
+    return invalidUsage("braidGroupSimulateEnd called without a matching braidGroupStart");
+  }
+  double total = 0;
+  for (const Op& op : group.ops) total += estimateOp(op, coll::MemoryKind::kHost);
+  for (const Op& op : group.deviceOps) total += estimateOp(op, coll::MemoryKind::kDevice);
+  *estimatedUs = total;
+  if (group.depth > 1) {  // an inner level: its calls stay queued for the outermost end
+    --group.depth;
+    return Status::ok();
+  }
+  // The outermost level: drop the calls and let groupEnd run the inits (and, when a call
+  // was rejected inside the group, fail with it as it always does, running nothing).
+  if (group.error.isOk()) {
+    group.ops.clear();
+    group.deviceOps.clear();
+    group.deviceStreams.clear();
+  }
+  return groupEnd();
 }
 
 }  // namespace braid

@@ -26,5 +26,11 @@ bool inGroup();
 Status deferJoin(braidComm_t handle);
 /// Ends one nesting level; the outermost end runs everything queued.
 Status groupEnd();
+/// braidGroupSimulateEnd: sets *estimatedUs to the cost model's estimate for every call
+/// queued in this thread's group (collectives/estimate.h), then ends one nesting level as
+/// groupEnd does, except that the outermost end drops the queued calls instead of running
+/// them (communicator inits in the group still run). A call rejected inside the group
+/// fails it as in groupEnd.
+Status groupSimulateEnd(double* estimatedUs);
 
 }  // namespace braid

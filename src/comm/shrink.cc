@@ -176,6 +176,12 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::follow(int leader, int rank, const
 }
 
 Result<std::unique_ptr<Comm>> shrinkComm(Comm& comm, const std::vector<int>& exclude) {
+  BRAID_ASSIGN_OR_RETURN(JoinPlan plan, planShrink(comm, exclude));
+  if (!plan.joins()) return std::unique_ptr<Comm>();
+  return Comm::create(plan.id, plan.nranks, plan.rank, plan.tagPrefix);
+}
+
+Result<JoinPlan> planShrink(Comm& comm, const std::vector<int>& exclude) {
   std::vector<int> sorted = exclude;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
@@ -186,8 +192,9 @@ Result<std::unique_ptr<Comm>> shrinkComm(Comm& comm, const std::vector<int>& exc
                              std::to_string(comm.nranks()) + " ranks");
     }
   }
+  JoinPlan plan;
   if (std::binary_search(sorted.begin(), sorted.end(), comm.rank())) {
-    return std::unique_ptr<Comm>();  // this rank is left out
+    return plan;  // this rank is left out
   }
   std::vector<int> survivors;
   int newRank = -1;
@@ -208,7 +215,11 @@ Result<std::unique_ptr<Comm>> shrinkComm(Comm& comm, const std::vector<int>& exc
   }
   BRAID_INFO("braidCommShrink: rank %d becomes rank %d of %zu", comm.rank(), newRank,
              survivors.size());
-  return Comm::create(id, static_cast<int>(survivors.size()), newRank, comm.tagPrefix());
+  plan.id = id;
+  plan.nranks = static_cast<int>(survivors.size());
+  plan.rank = newRank;
+  plan.tagPrefix = comm.tagPrefix();
+  return plan;
 }
 
 }  // namespace braid

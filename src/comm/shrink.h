@@ -29,6 +29,7 @@
 #include "bootstrap/link.h"
 #include "bootstrap/tcp.h"
 #include "bootstrap/unique_id.h"
+#include "comm/join_plan.h"
 #include "core/status.h"
 
 namespace braid {
@@ -70,5 +71,7 @@ class ShrinkRendezvous {
 /// The new communicator of `comm`'s survivors (null on an excluded rank).
 /// `exclude` may list ranks in any order; out-of-range ranks are an error.
 Result<std::unique_ptr<Comm>> shrinkComm(Comm& comm, const std::vector<int>& exclude);
+/// The agreement half of shrinkComm (steps 1-2): what this rank joins (nothing when excluded).
+Result<JoinPlan> planShrink(Comm& comm, const std::vector<int>& exclude);
 
 }  // namespace braid

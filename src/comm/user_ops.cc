@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/fp8.h"
 #include "core/types.h"
 
 namespace braid {
@@ -44,6 +45,16 @@ void scaleHalf(const void* src, void* dst, size_t count, uint64_t scalarBits, Wi
   const uint16_t* in = static_cast<const uint16_t*>(src);
   uint16_t* out = static_cast<uint16_t*>(dst);
   for (size_t i = 0; i < count; ++i) out[i] = narrow(scalar * widen(in[i]));
+}
+
+// fp8: widen to fp32, multiply, round once back (nearest even, saturating; core/fp8.h).
+template <class Format>
+void scaleFp8(const void* src, void* dst, size_t count, uint64_t scalarBits) {
+  const float scalar = fp8ToFloat<Format>(static_cast<uint8_t>(scalarBits & 0xff));
+  const auto* in = static_cast<const uint8_t*>(src);
+  auto* out = static_cast<uint8_t*>(dst);
+  for (size_t i = 0; i < count; ++i)
+    out[i] = floatToFp8<Format>(scalar * fp8ToFloat<Format>(in[i]));
 }
 
 float halfToFloat(uint16_t h) {
@@ -118,6 +129,10 @@ void scaleElements(const PreMulSum& op, const void* src, void* dst, size_t count
       return scaleHalf(src, dst, count, op.scalar, halfToFloat, floatToHalf);
     case braidBfloat16:
       return scaleHalf(src, dst, count, op.scalar, bf16ToFloat, floatToBf16);
+    case braidFloat8e4m3:
+      return scaleFp8<Fp8E4m3Format>(src, dst, count, op.scalar);
+    case braidFloat8e5m2:
+      return scaleFp8<Fp8E5m2Format>(src, dst, count, op.scalar);
     default:
       return;
   }

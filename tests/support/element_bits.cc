@@ -56,6 +56,8 @@ size_t elementBytes(braidDataType_t type) {
   switch (type) {
     case braidInt8:
     case braidUint8:
+    case braidFloat8e4m3:
+    case braidFloat8e5m2:
       return 1;
     case braidFloat16:
     case braidBfloat16:
@@ -74,8 +76,9 @@ size_t elementBytes(braidDataType_t type) {
 }
 
 const char* typeLabel(braidDataType_t type) {
-  static const char* const kNames[] = {"int8",   "uint8",   "int32",   "uint32",  "int64",
-                                       "uint64", "float16", "float32", "float64", "bfloat16"};
+  static const char* const kNames[] = {"int8",    "uint8",    "int32",      "uint32",
+                                       "int64",   "uint64",   "float16",    "float32",
+                                       "float64", "bfloat16", "float8e4m3", "float8e5m2"};
   int index = static_cast<int>(type);
   return index >= 0 && index < braidNumTypes ? kNames[index] : "invalid-type";
 }
@@ -88,7 +91,42 @@ const char* opLabel(braidRedOp_t op) {
 
 bool isFloating(braidDataType_t type) {
   return type == braidFloat16 || type == braidBfloat16 || type == braidFloat32 ||
-         type == braidFloat64;
+         type == braidFloat64 || isFp8(type);
+}
+
+bool isFp8(braidDataType_t type) { return type == braidFloat8e4m3 || type == braidFloat8e5m2; }
+
+double fp8ToDouble(braidDataType_t type, uint8_t bits) {
+  const bool e4m3 = type == braidFloat8e4m3;
+  const int mantissaBits = e4m3 ? 3 : 2;
+  const int exponentMax = e4m3 ? 15 : 31;
+  const int bias = e4m3 ? 7 : 15;
+  const double sign = (bits & 0x80) ? -1.0 : 1.0;
+  const int exponent = (bits & 0x7f) >> mantissaBits;
+  const int mantissa = bits & ((1 << mantissaBits) - 1);
+  if (e4m3 && (bits & 0x7f) == 0x7f) return NAN;  // e4m3 has no infinities
+  if (!e4m3 && exponent == exponentMax) return mantissa ? NAN : sign * INFINITY;
+  if (exponent == 0) return sign * std::ldexp(mantissa, 1 - bias - mantissaBits);
+  return sign * std::ldexp((1 << mantissaBits) + mantissa, exponent - bias - mantissaBits);
+}
+
+uint8_t doubleToFp8(braidDataType_t type, double value) {
+  // Few codes: search them all for the nearest (ties to an even mantissa), saturating.
+  if (std::isnan(value)) return 0x7f;
+  if (std::isinf(value)) value = std::copysign(1e6, value);  // saturates like any overflow
+  int best = -1;
+  double bestError = 0;
+  for (int code = 0; code < 256; ++code) {
+    const double v = fp8ToDouble(type, static_cast<uint8_t>(code));
+    if (!std::isfinite(v)) continue;
+    if (v == 0 && ((code & 0x80) != 0) != std::signbit(value)) continue;
+    const double error = std::fabs(v - value);
+    if (best < 0 || error < bestError || (error == bestError && (code & 1) == 0)) {
+      best = code;
+      bestError = error;
+    }
+  }
+  return static_cast<uint8_t>(best);
 }
 
 bool isSigned(braidDataType_t type) {
@@ -191,6 +229,9 @@ const SixteenBitTables& sixteenBitTables() {
 
 double rawToDouble(braidDataType_t type, uint64_t raw) {
   switch (type) {
+    case braidFloat8e4m3:
+    case braidFloat8e5m2:
+      return fp8ToDouble(type, static_cast<uint8_t>(raw));
     case braidFloat16:
       return sixteenBitTables().half[raw & 0xFFFF];
     case braidBfloat16:
@@ -214,6 +255,9 @@ double rawToDouble(braidDataType_t type, uint64_t raw) {
 
 uint64_t doubleToRaw(braidDataType_t type, double value) {
   switch (type) {
+    case braidFloat8e4m3:
+    case braidFloat8e5m2:
+      return doubleToFp8(type, value);
     case braidFloat16:
       return doubleToHalf(value);
     case braidBfloat16:

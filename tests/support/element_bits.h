@@ -28,6 +28,12 @@ uint64_t widthMask(braidDataType_t type);
 /// A raw signed element as a two's-complement int64.
 int64_t signExtend(braidDataType_t type, uint64_t raw);
 
+/// The OCP fp8 formats (braidFloat8e4m3, braidFloat8e5m2), decoded from their definition;
+/// encoding rounds to nearest even and saturates at the largest finite value (NaN: 0x7f).
+bool isFp8(braidDataType_t type);
+double fp8ToDouble(braidDataType_t type, uint8_t bits);
+uint8_t doubleToFp8(braidDataType_t type, double value);
+
 /// IEEE half and bfloat16 conversions.
 double halfToDouble(uint16_t bits);
 double bfloat16ToDouble(uint16_t bits);

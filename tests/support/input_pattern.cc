@@ -23,7 +23,7 @@ InputPattern::InputPattern(braidDataType_t type, braidRedOp_t op, uint64_t seed,
   // Kinds with few distinct values draw from a table: cheaper per element, and
   // the values are exact by construction.
   const uint64_t mask = widthMask(type);
-  const bool small = type == braidFloat16 || type == braidBfloat16;
+  const bool small = type == braidFloat16 || type == braidBfloat16 || isFp8(type);
   setLaneBits(static_cast<int>(8 * elementBytes(type)));  // random bits of the element's width
   if (use == Use::kMove) return;
   if (!isFloating(type)) {
@@ -47,8 +47,13 @@ InputPattern::InputPattern(braidDataType_t type, braidRedOp_t op, uint64_t seed,
     setLaneBits(type == braidFloat32 ? 32 : 64);  // enough random mantissa bits for the type
     return;
   }
-  if (op == braidSum || op == braidAvg) {
-    // |v| in [1, 4], multiples of 1/4: exact in fp16/bf16, and so are partial sums.
+  if (isFp8(type) && op == braidProd) {
+    // Powers of two would overflow e4m3 (max 448) within nine ranks; these stay in range
+    // for any rank count the tests use (the tolerance covers the roundings).
+    for (double v : {0.75, 1.0, 1.25, -0.75, -1.0, -1.25}) table_.push_back(doubleToRaw(type, v));
+  } else if (op == braidSum || op == braidAvg) {
+    // |v| in [1, 4], multiples of 1/4: exact in fp16/bf16, and so are partial sums (fp8
+    // rounds them, within the reference's tolerance).
     for (int k = 0; k <= 12; ++k) {
       table_.push_back(doubleToRaw(type, 1.0 + k / 4.0));
       table_.push_back(doubleToRaw(type, -1.0 - k / 4.0));
@@ -74,6 +79,13 @@ inline uint64_t InputPattern::valueFromBits(uint64_t h) const {
   if (use_ == Use::kMove) return h;
   if (!table_.empty()) return table_[(h * table_.size()) >> 16];  // h has 16 bits
   if (!isFloating(type_)) return h;  // sum wraps; max/min use the full range
+  if (isFp8(type_)) {
+    // max/min: random finite, non-zero codes (subnormals included).
+    auto bits = static_cast<uint8_t>(h);
+    if (std::isnan(fp8ToDouble(type_, bits)) || std::isinf(fp8ToDouble(type_, bits))) bits ^= 0x08;
+    if ((bits & 0x7F) == 0) bits |= 1;
+    return bits;
+  }
   if (type_ == braidFloat16 || type_ == braidBfloat16) {
     // max/min: random finite, non-zero bit patterns (subnormals included).
     const uint16_t exponentMask = type_ == braidFloat16 ? 0x7C00 : 0x7F80;

@@ -14,6 +14,10 @@ double unitRoundoff(braidDataType_t type) {
       return std::ldexp(1.0, -11);
     case braidBfloat16:
       return std::ldexp(1.0, -8);
+    case braidFloat8e4m3:
+      return std::ldexp(1.0, -4);
+    case braidFloat8e5m2:
+      return std::ldexp(1.0, -3);
     case braidFloat32:
       return std::ldexp(1.0, -24);
     default:

@@ -95,7 +95,10 @@ bool SocketConnector::finishOutFragment(Stream& s) {
 }
 
 void SocketConnector::sendAbortNotice(int origin, const std::string& reason) {
-  if (!error_.isOk()) return;  // this link already failed: nobody reads it any more
+  // A link that failed is read by nobody any more, except when what failed is the peer's
+  // message size: the peer is alive and reads on, and without the notice it would meet
+  // this rank's shutdown and blame this rank.
+  if (!error_.isOk() && error_.message().find(kDifferentSizes) == std::string::npos) return;
   std::string text = reason.substr(0, kNoticeReasonBytes);
   for (Stream& s : streams_) {
     if (s.eof || !finishOutFragment(s)) continue;

@@ -5,7 +5,7 @@
  *
  * Data-moving collectives (broadcast, gather, all-to-all, send, ...) move
  * bytes: any dtype works, including those braid cannot reduce (bool, int16,
- * complex, fp8). Reductions need a braid element type and operator.
+ * complex). Reductions need a braid element type and operator.
  */
 #ifndef BRAID_BINDINGS_PYTHON_TENSOR_ARGS_H_
 #define BRAID_BINDINGS_PYTHON_TENSOR_ARGS_H_
@@ -42,10 +42,14 @@ inline braidDataType_t reductionType(at::ScalarType type, const char* api) {
       return braidFloat64;
     case at::kBFloat16:
       return braidBfloat16;
+    case at::kFloat8_e4m3fn:  // OCP e4m3 (no infinities), braid's and NCCL's e4m3
+      return braidFloat8e4m3;
+    case at::kFloat8_e5m2:
+      return braidFloat8e5m2;
     default:
       TORCH_CHECK(false, "braid: ", api, " cannot reduce tensors of dtype ", type,
                   "; braid reduces int8, uint8, int32, uint32, int64, uint64, float16, "
-                  "bfloat16, float32 and float64");
+                  "bfloat16, float32, float64, float8_e4m3fn and float8_e5m2");
   }
 }
 

@@ -55,6 +55,16 @@ def all_reduce_cases(rank, world, ref):
         s = make((40,), torch.float32, rank)
         dist.all_reduce(s, group=ref)
         check(f"all_reduce SUM {dtype}", t, s.to(dtype))
+    # fp8 (torch.float8_e4m3fn / float8_e5m2, braid's e4m3 / e5m2): each step rounds once from
+    # fp32. Sums of these small integers stay exact in e4m3 (every integer up to 16); e5m2
+    # keeps two mantissa bits, so it is compared within its rounding.
+    for dtype, rtol in ((torch.float8_e4m3fn, 0.0), (torch.float8_e5m2, 0.25)):
+        t = make((40,), torch.float32, rank).to(dtype)
+        dist.all_reduce(t)
+        s = make((40,), torch.float32, rank)
+        dist.all_reduce(s, group=ref)
+        torch.testing.assert_close(t.float(), s, rtol=rtol, atol=0.0,
+                                   msg=f"all_reduce SUM {dtype} on rank {rank}")
     # A non-contiguous tensor and an empty one.
     def strided(group):
         t = make((6, 5), torch.float32, rank).t()

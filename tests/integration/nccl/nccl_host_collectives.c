@@ -32,13 +32,14 @@ static int rank = -1;
           ncclGetLastError(comm));                                          \
   } while (0)
 
-static void shareId(ncclUniqueId* id, const char* path) {
-  if (rank == 0) {
+/* Rank `writer` writes *id to `path`; every other rank reads it from there. */
+static void shareIdFrom(ncclUniqueId* id, const char* path, int writer) {
+  if (rank == writer) {
     char tmp[4096];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     FILE* f = fopen(tmp, "wb");
     if (f == NULL || fwrite(id, sizeof(*id), 1, f) != 1 || fclose(f) != 0 || rename(tmp, path)) {
-      fprintf(stderr, "rank 0: cannot write %s\n", path);
+      fprintf(stderr, "rank %d: cannot write %s\n", rank, path);
       exit(1);
     }
     return;
@@ -55,6 +56,8 @@ static void shareId(ncclUniqueId* id, const char* path) {
   fprintf(stderr, "rank %d: no unique id in %s\n", rank, path);
   exit(1);
 }
+
+static void shareId(ncclUniqueId* id, const char* path) { shareIdFrom(id, path, 0); }
 
 /* The value rank r contributes at index i. */
 static int32_t input(int r, size_t i) { return (int32_t)(r * 1000 + (int)i); }
@@ -78,6 +81,21 @@ static void collectives(ncclComm_t comm, int n) {
   CHECK(frecv[3] == (float)(n + 1) / 2, "allreduce avg = %f", frecv[3]);
   OK(ncclAllReduce(send, recv, kCount, ncclInt32, ncclMax, comm, NULL), comm);
   CHECK(recv[5] == input(n - 1, 5), "allreduce max = %d", recv[5]);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 32, 0)
+  /* Per-call configuration: resource knobs are accepted; a forced algorithm is refused. */
+  {
+    ncclCollConfig_t cc = NCCL_COLLCONFIG_INITIALIZER;
+    cc.minCTAs = 2;
+    OK(ncclAllReduceConfig(send, recv, kCount, ncclInt32, ncclMin, comm, NULL, &cc), comm);
+    CHECK(recv[5] == input(0, 5), "allreduce config min = %d", recv[5]);
+    cc.algSelection = "ring";
+    ncclResult_t forced =
+        ncclAllReduceConfig(send, recv, kCount, ncclInt32, ncclMin, comm, NULL, &cc);
+    CHECK(forced == ncclInvalidUsage, "forced algorithm -> %s", ncclGetErrorString(forced));
+    CHECK(strstr(ncclGetLastError(comm), "algSelection") != NULL, "last error: %s",
+          ncclGetLastError(comm));
+  }
+#endif
 
   memcpy(recv, send, sizeof(send));
   OK(ncclBroadcast(send, recv, kCount, ncclInt32, 1 % n, comm, NULL), comm);
@@ -135,6 +153,43 @@ static void collectives(ncclComm_t comm, int n) {
   CHECK(frecv[0] == fexpect, "premulsum = %f, expected %f", frecv[0], fexpect);
   OK(ncclRedOpDestroy(premul, comm), comm);
 
+  /* fp8 (e4m3, e5m2) by NCCL's enum values: 1.0 and 1.5 from every rank. Codes written out
+   * from the OCP formats: e4m3 1.0 = 0x38, 1.5 = 0x3c; e5m2 1.0 = 0x3c, 1.5 = 0x3e. */
+  {
+    uint8_t f8send[2] = {0x38, 0x3c}, f8recv[2] = {0, 0};
+    OK(ncclAllReduce(f8send, f8recv, 2, ncclFloat8e4m3, ncclSum, comm, NULL), comm);
+    /* n <= 4: n * 1.0 and n * 1.5 (1.5, 3, 4.5, 6) are exact in e4m3. */
+    static const uint8_t e4m3Ones[] = {0, 0x38, 0x40, 0x44, 0x48};
+    static const uint8_t e4m3Halves[] = {0, 0x3c, 0x44, 0x49, 0x4c};
+    if (n <= 4) {
+      CHECK(f8recv[0] == e4m3Ones[n] && f8recv[1] == e4m3Halves[n],
+            "fp8 e4m3 allreduce = 0x%02x 0x%02x", f8recv[0], f8recv[1]);
+    }
+    uint8_t e5send[1] = {0x3c}, e5recv[1] = {0};
+    OK(ncclAllReduce(e5send, e5recv, 1, ncclFloat8e5m2, ncclMax, comm, NULL), comm);
+    CHECK(e5recv[0] == 0x3c, "fp8 e5m2 allreduce max = 0x%02x", e5recv[0]);
+  }
+
+  /* A simulated group: an estimate, and nothing runs (recv keeps its contents). */
+  {
+    enum { kBig = 1 << 20 };
+    int32_t* big = calloc(kBig, sizeof(int32_t));
+    int32_t* sim = malloc(kBig * sizeof(int32_t));
+    for (int i = 0; i < kBig; ++i) sim[i] = -7;
+    ncclSimInfo_t small = NCCL_SIM_INFO_INITIALIZER, large = NCCL_SIM_INFO_INITIALIZER;
+    OK(ncclGroupStart(), comm);
+    OK(ncclAllReduce(big, sim, 1, ncclInt32, ncclSum, comm, NULL), comm);
+    OK(ncclGroupSimulateEnd(&small), comm);
+    OK(ncclGroupStart(), comm);
+    OK(ncclAllReduce(big, sim, kBig, ncclInt32, ncclSum, comm, NULL), comm);
+    OK(ncclGroupSimulateEnd(&large), comm);
+    CHECK(small.estimatedTime > 0 && large.estimatedTime > small.estimatedTime,
+          "simulated times %f, %f", small.estimatedTime, large.estimatedTime);
+    CHECK(sim[0] == -7 && sim[kBig - 1] == -7, "a simulated group ran");
+    free(big);
+    free(sim);
+  }
+
   /* Registration is accepted (and changes nothing). */
   void* handle = NULL;
   OK(ncclCommRegister(comm, recv, sizeof(recv), &handle), comm);
@@ -155,6 +210,86 @@ static void collectives(ncclComm_t comm, int n) {
   OK(ncclCommDestroy(half), NULL);
 }
 
+/* Polls *comm, made with a non-blocking config (the call answered `made`), until it is ready.
+ * A pointer, since C leaves the order of a call's arguments open. */
+static void settle(ncclResult_t made, const ncclComm_t* where) {
+  ncclComm_t comm = *where;
+  CHECK(made == ncclSuccess || made == ncclInProgress, "-> %s: %s", ncclGetErrorString(made),
+        ncclGetLastError(comm));
+  ncclResult_t state = made;
+  while (comm != NULL && state == ncclInProgress) OK(ncclCommGetAsyncError(comm, &state), comm);
+  CHECK(state == ncclSuccess, "state %s: %s", ncclGetErrorString(state), ncclGetLastError(comm));
+}
+
+/* Sums `r + 1` over the ranks of `comm`, which holds the old ranks first..last. */
+static void checkSum(ncclComm_t comm, int first, int last, const char* what) {
+  int32_t mine = rank + 1, total = 0, expect = 0;
+  for (int r = first; r <= last; ++r) expect += r + 1;
+  OK(ncclAllReduce(&mine, &total, 1, ncclInt32, ncclSum, comm, NULL), comm);
+  CHECK(total == expect, "%s allreduce %d, expected %d", what, total, expect);
+}
+
+/* Shrink with a non-blocking config; grow back with a new rank (NCCL 2.29+ headers); shrink
+ * with NCCL_SHRINK_ABORT, which ends the parent. */
+static void shrinkAndGrow(ncclComm_t comm, int n, const char* idPath) {
+  ncclConfig_t nonBlocking = NCCL_CONFIG_INITIALIZER;
+  nonBlocking.blocking = 0;
+  int last = n - 1;
+  ncclComm_t shrunk = NULL;
+  ncclResult_t r = ncclCommShrink(comm, &last, 1, &shrunk, &nonBlocking, NCCL_SHRINK_DEFAULT);
+  if (rank == last) {
+    CHECK(r == ncclSuccess && shrunk == NULL, "excluded rank's shrink -> %s",
+          ncclGetErrorString(r));
+  } else {
+    settle(r, &shrunk);
+    checkSum(shrunk, 0, n - 2, "shrunk");
+  }
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 29, 0)
+  /* The excluded rank comes back as a new rank of a grown communicator. */
+  char growPath[4096];
+  snprintf(growPath, sizeof(growPath), "%s.grow", idPath);
+  ncclUniqueId growId;
+  memset(&growId, 0, sizeof(growId));
+  if (rank == 0) OK(ncclCommGetUniqueId(shrunk, &growId), shrunk);
+  shareIdFrom(&growId, growPath, 0);
+  ncclComm_t grown = NULL;
+  if (rank == last) {
+    OK(ncclCommGrow(NULL, n, &growId, last, &grown, NULL), NULL);
+  } else { /* a NULL config: shrunk's non-blocking mode */
+    settle(ncclCommGrow(shrunk, n, rank == 0 ? &growId : NULL, -1, &grown, NULL), &grown);
+  }
+  int grownRank = -1;
+  OK(ncclCommUserRank(grown, &grownRank), grown);
+  CHECK(grownRank == rank, "grown rank %d", grownRank);
+  checkSum(grown, 0, n - 1, "grown");
+  OK(ncclCommDestroy(grown), NULL);
+  /* A new rank that names an existing rank is refused. */
+  ncclComm_t refused = NULL;
+  r = ncclCommGrow(NULL, n + 1, &growId, 0, &refused, NULL);
+  CHECK(r == ncclInvalidArgument && strstr(ncclGetLastError(NULL), "not a new rank") != NULL,
+        "grow as rank 0 -> %s: %s", ncclGetErrorString(r), ncclGetLastError(NULL));
+#else
+  (void)idPath;
+#endif
+  if (shrunk != NULL) OK(ncclCommDestroy(shrunk), NULL);
+
+  /* NCCL_SHRINK_ABORT on a copy of comm: the survivors go on, the copy takes no more work. */
+  ncclComm_t copy = NULL;
+  settle(ncclCommSplit(comm, 0, rank, &copy, NULL), &copy); /* comm's non-blocking mode */
+  int first = 0;
+  ncclComm_t tail = NULL;
+  settle(ncclCommShrink(copy, &first, 1, &tail, NULL, NCCL_SHRINK_ABORT), &tail);
+  if (rank != 0) checkSum(tail, 1, n - 1, "shrunk after abort");
+  int32_t one = 1, sum = 0;
+  r = ncclAllReduce(&one, &sum, 1, ncclInt32, ncclSum, copy, NULL);
+  CHECK(r != ncclSuccess, "the aborted parent took an all-reduce");
+  ncclComm_t none = NULL;
+  r = ncclCommShrink(comm, &first, 1, &none, NULL, 5);
+  CHECK(r == ncclInvalidArgument && none == NULL, "shrinkFlags 5 -> %s", ncclGetErrorString(r));
+  if (tail != NULL) OK(ncclCommDestroy(tail), NULL);
+  OK(ncclCommAbort(copy), NULL);
+}
+
 static void badInput(ncclComm_t comm) {
   int32_t buf[4] = {0};
   ncclResult_t r = ncclAllReduce(buf, buf, 4, (ncclDataType_t)42, ncclSum, comm, NULL);
@@ -168,6 +303,17 @@ static void badInput(ncclComm_t comm) {
   CHECK(r == ncclInvalidUsage, "window register -> %s", ncclGetErrorString(r));
   CHECK(strstr(ncclGetLastError(comm), "not available") != NULL, "last error: %s",
         ncclGetLastError(comm));
+  /* ncclGroupSimulateEnd with no struct, or one not from NCCL_SIM_INFO_INITIALIZER. */
+  OK(ncclGroupStart(), comm);
+  r = ncclGroupSimulateEnd(NULL);
+  CHECK(r == ncclInvalidArgument, "simulate NULL -> %s", ncclGetErrorString(r));
+  CHECK(strstr(ncclGetLastError(comm), "simInfo") != NULL, "last error: %s",
+        ncclGetLastError(comm));
+  ncclSimInfo_t badSim = NCCL_SIM_INFO_INITIALIZER;
+  badSim.magic = 0;
+  r = ncclGroupSimulateEnd(&badSim);
+  CHECK(r == ncclInvalidArgument, "simulate bad magic -> %s", ncclGetErrorString(r));
+  OK(ncclGroupEnd(), comm);
   /* A config not made by NCCL_CONFIG_INITIALIZER. */
   ncclConfig_t junk;
   memset(&junk, 0, sizeof(junk));
@@ -215,6 +361,7 @@ int main(int argc, char** argv) {
   CHECK(count == n && me == rank && device == -1, "count %d rank %d device %d", count, me, device);
 
   collectives(comm, n);
+  shrinkAndGrow(comm, n, argv[1]);
   badInput(comm);
 
   OK(ncclCommFinalize(comm), comm);
