@@ -13,6 +13,7 @@
 
 #include "bootstrap/accept_loop.h"
 #include "bootstrap/handshake.h"
+#include "bootstrap/link.h"
 #include "bootstrap/wire.h"
 #include "core/log.h"
 
@@ -37,17 +38,20 @@ class RootServer {
   Status gather() {
     AcceptLoop loop(listener_.get(), secret_, kRootProtocol, "bootstrap root");
     while (nranks_ == 0 || joined_ < nranks_) {
-      Result<Admitted> next = loop.next(deadline_);
-      if (!next.isOk()) return next.status().withContext(missingRanks());
-      Admitted conn = std::move(*next);
-      Result<wire::RootHelloFields> hello = wire::parseRootHelloFields(conn.fields);
+      Result<Admitted> conn = loop.next(deadline_);
+      if (!conn.isOk()) {
+        // Ranks that disagree on TLS say more than the timeout of the ones still missing.
+        Status disagreement = tlsAgreement();
+        return disagreement.isOk() ? conn.status().withContext(missingRanks()) : disagreement;
+      }
+      Result<wire::RootHelloFields> hello = wire::parseRootHelloFields(conn->fields);
       if (!hello.isOk()) {
         // It knows the secret, so it is one of ours built differently: fail loudly.
-        return hello.status().withContext("a rank at " + conn.peer);
+        return hello.status().withContext("a rank at " + conn->peer);
       }
-      BRAID_RETURN_IF_ERROR(admit(*hello, std::move(conn)));
+      BRAID_RETURN_IF_ERROR(admit(*hello, std::move(*conn)));
     }
-    return Status::ok();
+    return tlsAgreement();
   }
 
   Status admit(const wire::RootHelloFields& hello, Admitted conn) {
@@ -61,14 +65,47 @@ class RootServer {
                              std::to_string(hello.nranks) + " (from rank " +
                              std::to_string(hello.rank) + ")");
     }
-    if (ranks_[hello.rank].fd.valid()) {
+    Joined& slot = ranks_[hello.rank];
+    if (slot.link.valid()) {
       return invalidArgument("two processes joined as rank " + std::to_string(hello.rank) + " (" +
-                             ranks_[hello.rank].peer + " and " + conn.peer + ")");
+                             slot.peer + " and " + conn.peer + ")");
     }
-    ranks_[hello.rank] = std::move(conn);
+    slot.link = Link(std::move(conn.fd));
+    slot.transcript = std::move(conn.transcript);
+    slot.peer = conn.peer;
+    // Each connection goes on as its rank asked, so that every rank can read the answer,
+    // even one that disagrees with the others (tlsAgreement tells it).
+    slot.tls = (hello.flags & wire::kFlagTls) != 0;
+    if (slot.tls) {
+      BRAID_RETURN_IF_ERROR(slot.link.startTls(
+          /*client=*/false, linkKey(secret_, slot.transcript), deadline_,
+          "rank " + std::to_string(hello.rank) + " at " + conn.peer, hello.rank));
+    }
     table_[hello.rank] = hello.listen;
     ++joined_;
     return Status::ok();
+  }
+
+  // Every rank must run the bootstrap as the lowest rank admitted does, with TLS or
+  // without: the ring between them would fail, later and less clearly.
+  Status tlsAgreement() const {
+    int first = -1;
+    std::string differ;
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      if (!ranks_[r].link.valid()) continue;
+      if (first < 0) {
+        first = r;
+      } else if (ranks_[r].tls != ranks_[first].tls) {
+        differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+      }
+    }
+    if (differ.empty()) return Status::ok();
+    const char* with = "with TLS (BRAID_SOCKET_TLS=1)";
+    const char* without = "without TLS";
+    const bool tls = ranks_[first].tls;
+    return invalidUsage("ranks disagree on BRAID_SOCKET_TLS: rank " + std::to_string(first) +
+                        " runs the bootstrap " + (tls ? with : without) + ", rank(s) " + differ +
+                        " " + (tls ? without : with) + "; set it alike on every rank");
   }
 
   // Who has not come, for the error that ends a gather early: a rank that never joins is
@@ -78,7 +115,7 @@ class RootServer {
     std::string list;
     int missing = 0;
     for (int r = 0; r < nranks_; ++r) {
-      if (ranks_[r].fd.valid()) continue;
+      if (ranks_[r].link.valid()) continue;
       if (++missing <= 8) list += (list.empty() ? "" : ", ") + std::to_string(r);
     }
     if (missing > 8) list += ", ...";
@@ -93,21 +130,29 @@ class RootServer {
     fields.message = outcome.message();
     if (outcome.isOk()) fields.table = table_;
     const wire::Bytes encoded = wire::encodeFields(fields);
-    for (Admitted& rank : ranks_) {
-      if (!rank.fd.valid()) continue;
+    for (Joined& rank : ranks_) {
+      if (!rank.link.valid()) continue;
       wire::Bytes answer = makeAnswer(secret_, kRootProtocol, rank.transcript, encoded);
-      Status s = transport::socket::sendAll(rank.fd.get(), answer.data(), answer.size(), deadline_);
+      Status s = rank.link.sendAll(answer.data(), answer.size(), deadline_);
       if (!s.isOk())
         BRAID_WARN("bootstrap root: answering %s: %s", rank.peer.c_str(), s.message().c_str());
     }
   }
+
+  // A rank that proved the secret, on the link it will read the answer from.
+  struct Joined {
+    Link link;
+    Transcript transcript;  // the answer's MAC covers it
+    std::string peer;       // its address, for messages
+    bool tls = false;
+  };
 
   Fd listener_;
   uint8_t secret_[kSecretBytes];
   Deadline deadline_;
   int nranks_ = 0;
   int joined_ = 0;
-  std::vector<Admitted> ranks_;
+  std::vector<Joined> ranks_;
   std::vector<WireAddr> table_;
 };
 

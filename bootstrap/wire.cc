@@ -54,6 +54,11 @@ Status malformed(const std::string& what) {
   return Status(braidRemoteError, "bootstrap: malformed message: " + what);
 }
 
+Status checkFlags(uint32_t flags) {
+  if ((flags & ~kKnownFlags) == 0) return Status::ok();
+  return malformed("unknown hello flags " + std::to_string(flags));
+}
+
 }  // namespace
 
 const char* kindName(Kind kind) {
@@ -173,6 +178,7 @@ Bytes encodeFields(const RootHelloFields& fields) {
   putU32(&out, static_cast<uint32_t>(fields.rank));
   putU32(&out, static_cast<uint32_t>(fields.nranks));
   encodeWireAddr(fields.listen, &out);
+  putU32(&out, fields.flags);
   return out;
 }
 
@@ -181,7 +187,7 @@ Result<RootHelloFields> parseRootHelloFields(ByteSpan bytes) {
   RootHelloFields f;
   ByteSpan address;
   if (bytes.size() != kRootHelloFieldBytes || !in.i32(&f.rank) || !in.i32(&f.nranks) ||
-      !in.take(kWireAddrBytes, &address)) {
+      !in.take(kWireAddrBytes, &address) || !in.u32(&f.flags)) {
     return malformed("a root hello must carry " + std::to_string(kRootHelloFieldBytes) +
                      " bytes of fields");
   }
@@ -192,6 +198,7 @@ Result<RootHelloFields> parseRootHelloFields(ByteSpan bytes) {
   if (f.rank < 0 || f.rank >= f.nranks) {
     return malformed("rank " + std::to_string(f.rank) + " of " + std::to_string(f.nranks));
   }
+  BRAID_RETURN_IF_ERROR(checkFlags(f.flags));
   BRAID_ASSIGN_OR_RETURN(f.listen, parseWireAddr(address));
   return f;
 }
@@ -246,19 +253,21 @@ Result<RootReplyFields> parseRootReplyFields(ByteSpan bytes, int expectedRanks) 
 Bytes encodeFields(const RingHelloFields& fields) {
   Bytes out;
   putU32(&out, static_cast<uint32_t>(fields.rank));
+  putU32(&out, fields.flags);
   return out;
 }
 
 Result<RingHelloFields> parseRingHelloFields(ByteSpan bytes) {
   Reader in(bytes);
   RingHelloFields f;
-  if (bytes.size() != kRingHelloFieldBytes || !in.i32(&f.rank)) {
+  if (bytes.size() != kRingHelloFieldBytes || !in.i32(&f.rank) || !in.u32(&f.flags)) {
     return malformed("a ring hello must carry " + std::to_string(kRingHelloFieldBytes) +
                      " bytes of fields");
   }
   if (f.rank < 0 || f.rank >= kMaxRanks) {
     return malformed("ring hello from rank " + std::to_string(f.rank));
   }
+  BRAID_RETURN_IF_ERROR(checkFlags(f.flags));
   return f;
 }
 

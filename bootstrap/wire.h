@@ -28,7 +28,7 @@ using Bytes = std::vector<uint8_t>;
 using ByteSpan = std::span<const uint8_t>;
 
 constexpr uint32_t kMagic = 0x32425242;  // "BRB2" in memory order
-constexpr uint8_t kVersion = 2;
+constexpr uint8_t kVersion = 3;          // 3: hellos carry flags (TLS)
 constexpr size_t kHeaderBytes = 12;
 constexpr size_t kNonceBytes = 16;
 constexpr size_t kMacBytes = 32;
@@ -40,10 +40,10 @@ constexpr size_t kMaxMessageChars = 255;
 
 enum class Kind : uint8_t {
   kRootChallenge = 1,  // root -> rank: nonce
-  kRootHello = 2,      // rank -> root: nonce, rank, nranks, listen address, MAC
+  kRootHello = 2,      // rank -> root: nonce, rank, nranks, listen address, flags, MAC
   kRootReply = 3,      // root -> rank: result, message, address table, MAC
   kRingChallenge = 4,  // ring acceptor -> connector: nonce
-  kRingHello = 5,      // connector -> acceptor: nonce, rank, MAC
+  kRingHello = 5,      // connector -> acceptor: nonce, rank, flags, MAC
   kRingProof = 6,      // acceptor -> connector: MAC
 };
 const char* kindName(Kind kind);
@@ -85,13 +85,20 @@ class FrameReader {
   Bytes frame_;
 };
 
+/// Bits of a hello's flags. The initiator states whether the connection goes on in TLS
+/// (BRAID_SOCKET_TLS=1): the MAC covers it, so nobody on the path can strip TLS, and a
+/// responder that disagrees learns it from an authenticated rank (see link.h).
+constexpr uint32_t kFlagTls = 1;
+constexpr uint32_t kKnownFlags = kFlagTls;
+
 /// What a rank tells the root (between its nonce and its MAC).
 struct RootHelloFields {
   int32_t rank = -1;
   int32_t nranks = 0;
-  WireAddr listen;  // where this rank's ring listener waits
+  WireAddr listen;     // where this rank's ring listener waits
+  uint32_t flags = 0;  // kFlag*
 };
-constexpr size_t kRootHelloFieldBytes = 4 + 4 + kWireAddrBytes;
+constexpr size_t kRootHelloFieldBytes = 4 + 4 + kWireAddrBytes + 4;
 
 /// What the root tells every rank (before its MAC).
 struct RootReplyFields {
@@ -103,8 +110,9 @@ struct RootReplyFields {
 /// What the ring connector tells its acceptor (between nonce and MAC).
 struct RingHelloFields {
   int32_t rank = -1;
+  uint32_t flags = 0;  // kFlag*
 };
-constexpr size_t kRingHelloFieldBytes = 4;
+constexpr size_t kRingHelloFieldBytes = 4 + 4;
 
 Bytes encodeFields(const RootHelloFields& fields);
 Bytes encodeFields(const RootReplyFields& fields);

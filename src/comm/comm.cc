@@ -87,15 +87,16 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
   comm->tagPrefix_ = tagPrefix;
   registerFlightRecorder(comm->flight_.get());
   setLogRank(rank);
-  BRAID_ASSIGN_OR_RETURN(
-      comm->bootstrap_,
-      bootstrap::TcpBootstrap::join(id, rank, nranks, comm->config_.timeoutSeconds, tagPrefix));
+  BRAID_ASSIGN_OR_RETURN(comm->bootstrap_, bootstrap::TcpBootstrap::join(
+                                               id, rank, nranks, comm->config_.timeoutSeconds,
+                                               tagPrefix, comm->config_.socketTls));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
   comm->tiny_ = TinyAllReduce::createFor(*comm);
   if (nranks > 1) {  // a single rank shrinks without meeting anyone
     BRAID_ASSIGN_OR_RETURN(comm->shrink_,
-                           ShrinkRendezvous::create(*comm->bootstrap_, comm->config_.socketIfname));
+                           ShrinkRendezvous::create(*comm->bootstrap_, comm->config_.socketIfname,
+                                                    comm->config_.socketTls));
   }
   const std::vector<int>& hosts = *comm->hosts_;
   BRAID_INFO("rank %d of %d ready (transport %s, host %d of %d)", rank, nranks,

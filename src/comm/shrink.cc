@@ -61,8 +61,11 @@ uint64_t excludeDigest(int nranks, const std::vector<int>& sortedExclude) {
 }  // namespace
 
 Result<std::unique_ptr<ShrinkRendezvous>> ShrinkRendezvous::create(transport::Bootstrap& bootstrap,
-                                                                   const std::string& ifname) {
+                                                                   const std::string& ifname,
+                                                                   bool tls) {
   auto rv = std::unique_ptr<ShrinkRendezvous>(new ShrinkRendezvous());
+  rv->tls_ = tls;
+  if (tls) rv->tlsKey_ = bootstrap.deriveKey("shrink rendezvous tls");
   rv->table_.resize(bootstrap.nranks());
   BRAID_ASSIGN_OR_RETURN(sock::NetworkInterface iface, sock::selectInterface(ifname));
   BRAID_ASSIGN_OR_RETURN(sock::Listener listener, sock::listenOn(iface.address, {}));
@@ -70,6 +73,12 @@ Result<std::unique_ptr<ShrinkRendezvous>> ShrinkRendezvous::create(transport::Bo
   rv->table_[bootstrap.rank()] = bootstrap::WireAddr::from(listener.address);
   BRAID_RETURN_IF_ERROR(bootstrap.allGather(rv->table_.data(), sizeof(bootstrap::WireAddr)));
   return rv;
+}
+
+Status ShrinkRendezvous::secure(bootstrap::Link& link, bool client, const Deadline& deadline,
+                                const std::string& peer, int peerRank) const {
+  if (!tls_) return Status::ok();
+  return link.startTls(client, tlsKey_, deadline, peer, peerRank);
 }
 
 Result<bootstrap::UniqueId> ShrinkRendezvous::agree(const std::vector<int>& survivors, int rank,
@@ -85,7 +94,7 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
                                                    const std::string& ifname,
                                                    double timeoutSeconds) {
   const Deadline deadline = Deadline::in(timeoutSeconds);
-  std::vector<bootstrap::Fd> conns(table_.size());
+  std::vector<bootstrap::Link> conns(table_.size());
   std::vector<int> missing(survivors.begin() + 1, survivors.end());
   Status failure;
   while (!missing.empty() && failure.isOk()) {
@@ -100,7 +109,12 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
     ShrinkHello hello;
     Deadline helloDeadline = Deadline::in(kHelloSeconds);
     if (deadline.at() < helloDeadline.at()) helloDeadline = deadline;
-    if (!sock::recvAll(fd->get(), &hello, sizeof(hello), helloDeadline).isOk() ||
+    bootstrap::Link link(std::move(*fd));
+    if (Status t = secure(link, /*client=*/false, helloDeadline, "a survivor", -1); !t.isOk()) {
+      BRAID_WARN("braidCommShrink: rejected a connection: %s", t.message().c_str());
+      continue;
+    }
+    if (!link.recvAll(&hello, sizeof(hello), helloDeadline).isOk() ||
         hello.magic != ShrinkHello::kMagic ||
         !bootstrap::constantTimeEqual(hello.secret, secret, bootstrap::kSecretBytes)) {
       BRAID_WARN("braidCommShrink: rejected a connection that did not prove the secret");
@@ -117,7 +131,7 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
                              " excludes a different set of ranks than rank " +
                              std::to_string(survivors.front()));
     }
-    conns[hello.rank] = std::move(*fd);
+    conns[hello.rank] = std::move(link);
   }
 
   Result<bootstrap::UniqueId> id = failure.isOk()
@@ -125,9 +139,9 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::lead(const std::vector<int>& survi
                                        : Result<bootstrap::UniqueId>(failure);
   ShrinkReply reply = id.isOk() ? ShrinkReply{} : errorReply(id.status());
   if (id.isOk()) id->writeTo(&reply.id);
-  for (bootstrap::Fd& fd : conns) {
-    if (!fd.valid()) continue;
-    Status s = sock::sendAll(fd.get(), &reply, sizeof(reply), deadline);
+  for (bootstrap::Link& link : conns) {
+    if (!link.valid()) continue;
+    Status s = link.sendAll(&reply, sizeof(reply), deadline);
     if (!s.isOk()) BRAID_WARN("braidCommShrink: %s", s.message().c_str());
   }
   return id;
@@ -148,8 +162,11 @@ Result<bootstrap::UniqueId> ShrinkRendezvous::follow(int leader, int rank, const
   hello.digest = digest;
   std::memcpy(hello.secret, secret, bootstrap::kSecretBytes);
   ShrinkReply reply;
-  Status s = sock::sendAll(fd->get(), &hello, sizeof(hello), deadline);
-  if (s.isOk()) s = sock::recvAll(fd->get(), &reply, sizeof(reply), deadline);
+  bootstrap::Link link(std::move(*fd));
+  Status s =
+      secure(link, /*client=*/true, deadline, "leader rank " + std::to_string(leader), leader);
+  if (s.isOk()) s = link.sendAll(&hello, sizeof(hello), deadline);
+  if (s.isOk()) s = link.recvAll(&reply, sizeof(reply), deadline);
   if (!s.isOk()) return Status(s.code(), where + " did not answer: " + s.message(), leader);
   if (reply.code != braidSuccess) {
     reply.message[sizeof(reply.message) - 1] = '\0';

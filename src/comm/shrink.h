@@ -16,12 +16,17 @@
 // more for the leader, so that its verdict reaches them first), so a survivor
 // that is in fact dead, or that excludes a different set, ends the shrink
 // with an error naming it instead of a hang.
+//
+// With BRAID_SOCKET_TLS=1 every rendezvous connection runs TLS 1.3 (bootstrap/link.h)
+// before its hello, keyed from the old communicator's secret: the reply carries the new
+// unique id, secret and all, which must not cross the network in clear.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/link.h"
 #include "bootstrap/tcp.h"
 #include "bootstrap/unique_id.h"
 #include "comm/join_plan.h"
@@ -34,9 +39,11 @@ class Comm;
 class ShrinkRendezvous {
  public:
   /// Opens this rank's rendezvous listener on the interface `ifname` selects
-  /// and learns every rank's (collective over the bootstrap).
+  /// and learns every rank's (collective over the bootstrap). With `tls`, the
+  /// rendezvous connections will run TLS (see the file comment).
   static Result<std::unique_ptr<ShrinkRendezvous>> create(transport::Bootstrap& bootstrap,
-                                                          const std::string& ifname);
+                                                          const std::string& ifname,
+                                                          bool tls = false);
 
   /// Steps 1-2 above: returns the new communicator's id. `survivors` are old
   /// ranks in order; survivors[0] leads. `digest` identifies the excluded set.
@@ -51,8 +58,14 @@ class ShrinkRendezvous {
   Result<bootstrap::UniqueId> follow(int leader, int rank, const uint8_t* secret, uint64_t digest,
                                      double timeoutSeconds);
 
+  // TLS on a rendezvous connection, when asked for at create(); a failure names `peer`.
+  Status secure(bootstrap::Link& link, bool client, const Deadline& deadline,
+                const std::string& peer, int peerRank) const;
+
   bootstrap::Fd listener_;
   std::vector<bootstrap::WireAddr> table_;  // every old rank's rendezvous address
+  bool tls_ = false;
+  std::array<uint8_t, 32> tlsKey_{};  // from the old communicator's secret, when tls_
 };
 
 /// The new communicator of `comm`'s survivors (null on an excluded rank).

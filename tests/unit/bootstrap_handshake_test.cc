@@ -53,7 +53,9 @@ TEST(BootstrapHandshake, GenuineInitiatorsAreAdmittedAroundSilentAndHalfStrays) 
   // at a time would still be waiting on them when the test's 60 s deadline passed.
   Fd silent = connectTo(listener);
   Fd half = connectTo(listener);
-  Bytes header = wire::encodeFrame(wire::Kind::kRingHello, Bytes(52, 0));
+  Bytes header =
+      wire::encodeFrame(wire::Kind::kRingHello,
+                        Bytes(wire::kNonceBytes + wire::kRingHelloFieldBytes + wire::kMacBytes, 0));
   ASSERT_TRUE(sock::sendAll(half.get(), header.data(), 20, Deadline::in(10)).isOk());
 
   AcceptLoop loop(listener.fd.get(), kSecret, kRingProtocol, "test", kLongSeconds);
@@ -62,8 +64,8 @@ TEST(BootstrapHandshake, GenuineInitiatorsAreAdmittedAroundSilentAndHalfStrays) 
   std::vector<std::thread> initiators;
   for (int r = 0; r < kInitiators; ++r) {
     initiators.emplace_back([&, r] {
-      Fd fd = connectTo(listener);
-      auto proof = initiateHandshake(fd.get(), kSecret, kRingProtocol, ringHelloFields(r),
+      Link link{connectTo(listener)};
+      auto proof = initiateHandshake(link, kSecret, kRingProtocol, ringHelloFields(r),
                                      Deadline::in(60), "the test responder");
       results[r] = proof.isOk() ? Status::ok() : proof.status();
     });
@@ -95,8 +97,8 @@ TEST(BootstrapHandshake, FloodDropsTheOldestPendingAndStillAdmits) {
   for (size_t i = 0; i < AcceptLoop::kMaxPending + 8; ++i) flood.push_back(connectTo(listener));
   Status result;
   std::thread initiator([&] {
-    Fd fd = connectTo(listener);
-    auto proof = initiateHandshake(fd.get(), kSecret, kRingProtocol, ringHelloFields(0),
+    Link link{connectTo(listener)};
+    auto proof = initiateHandshake(link, kSecret, kRingProtocol, ringHelloFields(0),
                                    Deadline::in(60), "the test responder");
     result = proof.isOk() ? Status::ok() : proof.status();
   });
@@ -129,9 +131,9 @@ TEST(BootstrapHandshake, ResponderWithoutTheSecretIsNotTrusted) {
     Bytes answer = makeAnswer(kWrongSecret, kRingProtocol, t, {});
     (void)sock::sendAll(fd->get(), answer.data(), answer.size(), Deadline::in(60));
   });
-  Fd fd = connectTo(listener);
-  auto proof = initiateHandshake(fd.get(), kSecret, kRingProtocol, ringHelloFields(1),
-                                 Deadline::in(60), "the impostor");
+  Link link{connectTo(listener)};
+  auto proof = initiateHandshake(link, kSecret, kRingProtocol, ringHelloFields(1), Deadline::in(60),
+                                 "the impostor");
   impostor.join();
   ASSERT_FALSE(proof.isOk());
   EXPECT_EQ(proof.status().code(), braidRemoteError);
@@ -155,14 +157,14 @@ TEST(BootstrapHandshake, InitiatorRefusesMalformedOrSilentResponders) {
   };
   for (const Case& c : cases) {
     sock::Listener listener = loopbackListener();
-    Fd fd = connectTo(listener);
+    Link link{connectTo(listener)};
     auto server = sock::acceptOne(listener.fd.get(), Deadline::in(60));
     ASSERT_TRUE(server.isOk());
     if (!c.sent.empty()) {
       ASSERT_TRUE(
           sock::sendAll(server->get(), c.sent.data(), c.sent.size(), Deadline::in(60)).isOk());
     }
-    auto proof = initiateHandshake(fd.get(), kSecret, kRingProtocol, ringHelloFields(0),
+    auto proof = initiateHandshake(link, kSecret, kRingProtocol, ringHelloFields(0),
                                    Deadline::in(0.5), "the fake responder");
     ASSERT_FALSE(proof.isOk()) << c.name;
     EXPECT_EQ(proof.status().code(), c.expected) << c.name << ": " << proof.status().message();

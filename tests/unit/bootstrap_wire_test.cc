@@ -128,6 +128,30 @@ TEST(WireFields, RoundTripAndStrictness) {
       wire::parseRootHelloFields(wire::encodeFields(wire::RootHelloFields{0, 1, bad})).isOk());
 }
 
+TEST(WireFields, HelloFlagsCarryTlsAndRefuseUnknownBits) {
+  for (uint32_t flags : {0u, wire::kFlagTls}) {
+    wire::RootHelloFields root{.rank = 0, .nranks = 2, .listen = loopback(7), .flags = flags};
+    auto parsedRoot = wire::parseRootHelloFields(wire::encodeFields(root));
+    ASSERT_TRUE(parsedRoot.isOk()) << parsedRoot.status().message();
+    EXPECT_EQ(parsedRoot->flags, flags);
+    auto parsedRing = wire::parseRingHelloFields(
+        wire::encodeFields(wire::RingHelloFields{.rank = 5, .flags = flags}));
+    ASSERT_TRUE(parsedRing.isOk()) << parsedRing.status().message();
+    EXPECT_EQ(parsedRing->rank, 5);
+    EXPECT_EQ(parsedRing->flags, flags);
+  }
+  for (uint32_t unknown : {2u, 0x80000000u, wire::kFlagTls | 4u}) {
+    wire::RootHelloFields root{.rank = 0, .nranks = 2, .listen = loopback(7), .flags = unknown};
+    auto parsedRoot = wire::parseRootHelloFields(wire::encodeFields(root));
+    ASSERT_FALSE(parsedRoot.isOk()) << unknown;
+    EXPECT_NE(parsedRoot.status().message().find("unknown hello flags"), std::string::npos);
+    EXPECT_FALSE(wire::parseRingHelloFields(
+                     wire::encodeFields(wire::RingHelloFields{.rank = 1, .flags = unknown}))
+                     .isOk())
+        << unknown;
+  }
+}
+
 TEST(WireFields, RootReplyCountsMustAgree) {
   wire::RootReplyFields ok{
       .code = braidSuccess, .message = "", .table = {loopback(1), loopback(2)}};

@@ -37,8 +37,9 @@ void expectAllReduceOverOldRanks(braidComm_t comm, int oldRank, const std::vecto
 }
 
 TEST(FaultShrink, HealthyCommunicatorShrinksTwice) {
-  for (const char* transport : {"shm", "socket"}) {
-    SCOPED_TRACE(transport);
+  // The last case runs the bootstrap, the shrink rendezvous and the transport over TLS.
+  for (const auto& [transport, tls] : {std::pair{"shm", "0"}, {"socket", "0"}, {"socket", "1"}}) {
+    SCOPED_TRACE(std::string(transport) + " BRAID_SOCKET_TLS=" + tls);
     spawn(
         5,
         [](braidComm_t comm, int rank) {
@@ -71,7 +72,7 @@ TEST(FaultShrink, HealthyCommunicatorShrinksTwice) {
           }
           braidCommDestroy(shrunk);
         },
-        SpawnOptions::withTransport(transport, 30));
+        SpawnOptions::withTransport(transport, 30).set("BRAID_SOCKET_TLS", tls));
   }
 }
 

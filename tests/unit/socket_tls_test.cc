@@ -29,50 +29,23 @@
 
 #include "core/config.h"
 #include "core/kernels/reduce.h"
+#include "core/net/tls.h"
 #include "support/local_bootstrap.h"
+#include "support/socket_ranks.h"
 #include "support/spawn.h"
 #include "support/sweep_runner.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_transport.h"
-#include "transports/socket/tls.h"
 #include "transports/socket/tls_setup.h"
 
 namespace braid::transport {
 namespace {
 
+using testing::driveRequests;
 using testing::LocalBootstrapGroup;
+using testing::runRanks;
 
-Config tlsConfig(int streams, bool tls = true) {
-  Config c;
-  c.timeoutSeconds = 20;
-  c.socketStreams = streams;
-  c.socketTls = tls;
-  return c;
-}
-
-std::vector<Status> runRanks(int nranks, const std::function<Status(int, Bootstrap&)>& fn) {
-  LocalBootstrapGroup group(nranks, 20);
-  return testing::statusesOnRankThreads(group, fn);
-}
-
-Status drive(Transport& t, int nranks, const std::vector<const Request*>& requests) {
-  Deadline deadline = Deadline::in(20);
-  while (true) {
-    bool all = true;
-    for (const Request* r : requests) all &= r->done;
-    if (all) return Status::ok();
-    if (deadline.expired()) return timeoutError("test: requests did not complete");
-    bool any = false;
-    for (int p = 0; p < nranks; ++p) {
-      Connector* c = t.connector(p);
-      if (c == nullptr) continue;
-      bool progressed = false;
-      BRAID_RETURN_IF_ERROR(c->progress(&progressed));
-      any |= progressed;
-    }
-    if (!any) BRAID_RETURN_IF_ERROR(t.waitForActivity(deadline, 50));
-  }
-}
+Config tlsConfig(int streams, bool tls = true) { return testing::socketConfig(streams, "", tls); }
 
 float valueOf(int rank, size_t i) { return static_cast<float>((i * 31 + rank * 7) % 1000); }
 
@@ -95,7 +68,7 @@ Status ringExchange(Transport& t, int rank, int nranks, size_t count) {
   BRAID_RETURN_IF_ERROR(
       t.connector(prev)->postRecv(RecvSink{reinterpret_cast<uint8_t*>(plain.data())}, bytes, &r1));
   BRAID_RETURN_IF_ERROR(t.connector(prev)->postRecv(sum, bytes, &r2));
-  BRAID_RETURN_IF_ERROR(drive(t, nranks, {&s1, &s2, &r1, &r2}));
+  BRAID_RETURN_IF_ERROR(driveRequests(t, nranks, {&s1, &s2, &r1, &r2}));
   for (size_t i = 0; i < count; ++i) {
     if (plain[i] != valueOf(prev, i) || summed[i] != accum[i] + valueOf(prev, i)) {
       return internalError("element " + std::to_string(i) + " of " + std::to_string(count) +
@@ -258,7 +231,7 @@ TEST(SocketTls, AForgedRecordFailsTheLinkAndEveryRankHearsOfIt) {
       }
     }
     BRAID_RETURN_IF_ERROR(peer->postRecv(RecvSink{got.data()}, got.size(), &recv));
-    Status s = drive(*t, 3, {&recv});
+    Status s = driveRequests(*t, 3, {&recv});
     if (rank == 1 && !s.isOk()) t->abort(s);
     return s.isOk() ? internalError("test: the receive completed") : s;
   });
@@ -286,7 +259,7 @@ TEST(SocketTls, APeerThatLeavesMidSendIsAnErrorNotASignal) {
     for (int i = 0; i < 4 && last.isOk(); ++i) {
       Request send;
       last = t->connector(1)->postSend(big.data(), big.size(), &send);
-      if (last.isOk()) last = drive(*t, 2, {&send});
+      if (last.isOk()) last = driveRequests(*t, 2, {&send});
     }
     return last;
   });

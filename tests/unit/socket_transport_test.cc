@@ -17,6 +17,7 @@
 #include "core/kernels/reduce.h"
 #include "core/net/socket_util.h"
 #include "support/local_bootstrap.h"
+#include "support/socket_ranks.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_setup.h"
 #include "transports/socket/socket_wire.h"
@@ -24,43 +25,11 @@
 namespace braid::transport {
 namespace {
 
+using testing::driveRequests;
 using testing::expectAllOk;
 using testing::LocalBootstrapGroup;
-
-Config makeConfig(int streams, const std::string& ifname = "") {
-  Config c;
-  c.timeoutSeconds = 20;
-  c.socketStreams = streams;
-  c.socketIfname = ifname;
-  return c;
-}
-
-// Runs fn(rank, bootstrap) on one thread per rank and returns each rank's Status.
-std::vector<Status> runRanks(int nranks, const std::function<Status(int, Bootstrap&)>& fn,
-                             LocalBootstrapGroup* group = nullptr) {
-  LocalBootstrapGroup own(nranks, 20);
-  return testing::statusesOnRankThreads(group != nullptr ? *group : own, fn);
-}
-
-// Progresses every connector until all `requests` are done (or an error / 20 s).
-Status drive(Transport& t, int nranks, const std::vector<const Request*>& requests) {
-  Deadline deadline = Deadline::in(20);
-  while (true) {
-    bool all = true;
-    for (const Request* r : requests) all &= r->done;
-    if (all) return Status::ok();
-    if (deadline.expired()) return timeoutError("test: requests did not complete");
-    bool any = false;
-    for (int p = 0; p < nranks; ++p) {
-      Connector* c = t.connector(p);
-      if (c == nullptr) continue;
-      bool progressed = false;
-      BRAID_RETURN_IF_ERROR(c->progress(&progressed));
-      any |= progressed;
-    }
-    if (!any) BRAID_RETURN_IF_ERROR(t.waitForActivity(deadline, 50));
-  }
-}
+using testing::runRanks;
+using testing::socketConfig;
 
 // A byte pattern unique to (seed, index), so misplaced bytes are caught.
 std::vector<uint8_t> pattern(size_t bytes, uint32_t seed) {
@@ -85,7 +54,7 @@ class SocketPingPong : public ::testing::TestWithParam<PingPongCase> {};
 TEST_P(SocketPingPong, EchoesAndExchanges) {
   const auto [streams, bytes] = GetParam();
   auto results = runRanks(2, [&](int rank, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(streams)));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(streams)));
     Connector* peer = t->connector(1 - rank);
     const std::vector<uint8_t> ping = pattern(bytes, 1), pong = pattern(bytes, 2);
     std::vector<uint8_t> got(bytes + 1, 0xEE);  // one guard byte past the end
@@ -94,14 +63,14 @@ TEST_P(SocketPingPong, EchoesAndExchanges) {
     if (rank == 0) {
       BRAID_RETURN_IF_ERROR(peer->postSend(ping.data(), bytes, &send));
       BRAID_RETURN_IF_ERROR(peer->postRecv(copyTo(got.data()), bytes, &recv));
-      BRAID_RETURN_IF_ERROR(drive(*t, 2, {&send, &recv}));
+      BRAID_RETURN_IF_ERROR(driveRequests(*t, 2, {&send, &recv}));
       if (!std::equal(pong.begin(), pong.end(), got.begin())) return internalError("bad pong");
     } else {
       BRAID_RETURN_IF_ERROR(peer->postRecv(copyTo(got.data()), bytes, &recv));
-      BRAID_RETURN_IF_ERROR(drive(*t, 2, {&recv}));
+      BRAID_RETURN_IF_ERROR(driveRequests(*t, 2, {&recv}));
       if (!std::equal(ping.begin(), ping.end(), got.begin())) return internalError("bad ping");
       BRAID_RETURN_IF_ERROR(peer->postSend(pong.data(), bytes, &send));
-      BRAID_RETURN_IF_ERROR(drive(*t, 2, {&send}));
+      BRAID_RETURN_IF_ERROR(driveRequests(*t, 2, {&send}));
     }
     if (got[bytes] != 0xEE) return internalError("wrote past the end of the receive buffer");
     if (recv.completed != bytes || send.completed != bytes) return internalError("bad counts");
@@ -110,7 +79,7 @@ TEST_P(SocketPingPong, EchoesAndExchanges) {
     const std::vector<uint8_t> theirs = pattern(bytes, 11 - rank);
     BRAID_RETURN_IF_ERROR(peer->postSend(mine.data(), bytes, &send));
     BRAID_RETURN_IF_ERROR(peer->postRecv(copyTo(got.data()), bytes, &recv));
-    BRAID_RETURN_IF_ERROR(drive(*t, 2, {&send, &recv}));
+    BRAID_RETURN_IF_ERROR(driveRequests(*t, 2, {&send, &recv}));
     if (!std::equal(theirs.begin(), theirs.end(), got.begin())) {
       return internalError("bad exchange");
     }
@@ -136,7 +105,7 @@ TEST(SocketTransport, ManyMessagesArriveInOrder) {
   constexpr int kMessages = 300;
   auto sizeOf = [](int i) -> size_t { return i % 7 == 0 ? 0 : (i * 7919) % (700 << 10); };
   auto results = runRanks(2, [&](int rank, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(3)));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(3)));
     Connector* peer = t->connector(1 - rank);
     std::vector<Request> reqs(kMessages);
     std::vector<std::vector<uint8_t>> bufs(kMessages);
@@ -147,7 +116,7 @@ TEST(SocketTransport, ManyMessagesArriveInOrder) {
         BRAID_RETURN_IF_ERROR(peer->postSend(bufs[i].data(), bufs[i].size(), &reqs[i]));
         all.push_back(&reqs[i]);
       }
-      return drive(*t, 2, all);
+      return driveRequests(*t, 2, all);
     }
     for (int batch = 0; batch < kMessages; batch += 50) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -157,7 +126,7 @@ TEST(SocketTransport, ManyMessagesArriveInOrder) {
         BRAID_RETURN_IF_ERROR(peer->postRecv(copyTo(bufs[i].data()), bufs[i].size(), &reqs[i]));
         some.push_back(&reqs[i]);
       }
-      BRAID_RETURN_IF_ERROR(drive(*t, 2, some));
+      BRAID_RETURN_IF_ERROR(driveRequests(*t, 2, some));
     }
     for (int i = 0; i < kMessages; ++i) {
       if (bufs[i] != pattern(sizeOf(i), 100 + i)) {
@@ -177,7 +146,7 @@ TEST(SocketTransport, FusedReceiveReduceSumsFloat32) {
   for (int streams : {1, 4}) {
     for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{(1 << 20) + 3}}) {
       auto results = runRanks(2, [&](int rank, Bootstrap& b) -> Status {
-        BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(streams)));
+        BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(streams)));
         Connector* peer = t->connector(1 - rank);
         auto value = [](int who, size_t i) { return static_cast<float>((i * 31 + who) % 1000); };
         std::vector<float> mine(count), accum(count), inPlace(count), out(count);
@@ -196,7 +165,7 @@ TEST(SocketTransport, FusedReceiveReduceSumsFloat32) {
         BRAID_RETURN_IF_ERROR(peer->postSend(mine.data(), bytes, &s2));
         BRAID_RETURN_IF_ERROR(peer->postRecv(aliased, bytes, &r1));
         BRAID_RETURN_IF_ERROR(peer->postRecv(separate, bytes, &r2));
-        BRAID_RETURN_IF_ERROR(drive(*t, 2, {&s1, &s2, &r1, &r2}));
+        BRAID_RETURN_IF_ERROR(driveRequests(*t, 2, {&s1, &s2, &r1, &r2}));
         for (size_t i = 0; i < count; ++i) {
           float want = accum[i] + value(1 - rank, i);
           if (inPlace[i] != want || out[i] != want) {
@@ -215,7 +184,7 @@ TEST(SocketTransport, AllToAllAmongSixRanks) {
   constexpr int kRanks = 6;
   auto bytesFor = [](int from, int to) -> size_t { return (300 << 10) + 97 * from + to; };
   auto results = runRanks(kRanks, [&](int rank, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(2)));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(2)));
     std::vector<std::vector<uint8_t>> out(kRanks), in(kRanks);
     std::vector<Request> sends(kRanks), recvs(kRanks);
     std::vector<const Request*> all;
@@ -229,7 +198,7 @@ TEST(SocketTransport, AllToAllAmongSixRanks) {
       all.push_back(&sends[p]);
       all.push_back(&recvs[p]);
     }
-    BRAID_RETURN_IF_ERROR(drive(*t, kRanks, all));
+    BRAID_RETURN_IF_ERROR(driveRequests(*t, kRanks, all));
     for (int p = 0; p < kRanks; ++p) {
       if (p != rank && in[p] != pattern(bytesFor(p, rank), p * 100 + rank)) {
         return internalError("data from rank " + std::to_string(p) + " is wrong");
@@ -242,12 +211,12 @@ TEST(SocketTransport, AllToAllAmongSixRanks) {
 
 TEST(SocketTransport, SizeMismatchIsInvalidUsageNamingThePeer) {
   auto results = runRanks(2, [&](int rank, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(2)));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(2)));
     std::vector<uint8_t> buf(100);
     Request req;
     Status st = rank == 0 ? t->connector(1)->postSend(buf.data(), 100, &req)
                           : t->connector(0)->postRecv(copyTo(buf.data()), 64, &req);
-    if (st.isOk()) st = drive(*t, 2, {&req});
+    if (st.isOk()) st = driveRequests(*t, 2, {&req});
     BRAID_RETURN_IF_ERROR(b.barrier());  // keep both ends open until both are done
     return st;
   });
@@ -315,14 +284,14 @@ TEST(SocketTransport, StrayConnectionsAreRejectedAndSetupSucceeds) {
   auto results = runRanks(3, [&](int rank, Bootstrap& b) -> Status {
     StrayInjectingBootstrap injecting(b, /*target=*/2);
     Bootstrap& use = rank == 0 ? injecting : b;
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(use, makeConfig(1)));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(use, socketConfig(1)));
     if (rank == 0) closed = injecting.straysClosed();
     uint8_t token = static_cast<uint8_t>(rank), got = 0;
     Request s, r;
     int next = (rank + 1) % 3, prev = (rank + 2) % 3;
     BRAID_RETURN_IF_ERROR(t->connector(next)->postSend(&token, 1, &s));
     BRAID_RETURN_IF_ERROR(t->connector(prev)->postRecv(copyTo(&got), 1, &r));
-    BRAID_RETURN_IF_ERROR(drive(*t, 3, {&s, &r}));
+    BRAID_RETURN_IF_ERROR(driveRequests(*t, 3, {&s, &r}));
     return got == prev ? Status::ok() : internalError("wrong token");
   });
   expectAllOk(results);
@@ -331,7 +300,7 @@ TEST(SocketTransport, StrayConnectionsAreRejectedAndSetupSucceeds) {
 
 TEST(SocketTransport, AbortWakesLocalWaiterAndPeersNameTheAbortingRank) {
   auto results = runRanks(2, [&](int rank, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(2)));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(2)));
     std::vector<uint8_t> buf(1 << 20);
     Request req;
     BRAID_RETURN_IF_ERROR(t->connector(1 - rank)->postRecv(copyTo(buf.data()), buf.size(), &req));
@@ -344,7 +313,7 @@ TEST(SocketTransport, AbortWakesLocalWaiterAndPeersNameTheAbortingRank) {
       });
     }
     auto start = std::chrono::steady_clock::now();
-    Status st = drive(*t, 2, {&req});
+    Status st = driveRequests(*t, 2, {&req});
     if (aborter.joinable()) aborter.join();
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) {
       return internalError("abort took too long to be noticed");
@@ -362,12 +331,12 @@ TEST(SocketTransport, AbortWakesLocalWaiterAndPeersNameTheAbortingRank) {
 // receiver that posts late; a receive the departed peer never sent is.
 TEST(SocketTransport, DepartedPeerDeliversWhatItSentThenFails) {
   auto results = runRanks(2, [&](int rank, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(4)));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(4)));
     const std::vector<uint8_t> data = pattern((1 << 20) + 3, 7);
     Request req;
     if (rank == 0) {
       BRAID_RETURN_IF_ERROR(t->connector(1)->postSend(data.data(), data.size(), &req));
-      BRAID_RETURN_IF_ERROR(drive(*t, 2, {&req}));
+      BRAID_RETURN_IF_ERROR(driveRequests(*t, 2, {&req}));
       BRAID_RETURN_IF_ERROR(b.barrier());
       t.reset();  // closes every stream
       return b.barrier();
@@ -376,11 +345,11 @@ TEST(SocketTransport, DepartedPeerDeliversWhatItSentThenFails) {
     BRAID_RETURN_IF_ERROR(b.barrier());  // rank 0 is gone now
     std::vector<uint8_t> got(data.size());
     BRAID_RETURN_IF_ERROR(t->connector(0)->postRecv(copyTo(got.data()), got.size(), &req));
-    BRAID_RETURN_IF_ERROR(drive(*t, 2, {&req}));
+    BRAID_RETURN_IF_ERROR(driveRequests(*t, 2, {&req}));
     if (got != data) return internalError("late receive got wrong data");
     uint8_t extra;
     BRAID_RETURN_IF_ERROR(t->connector(0)->postRecv(copyTo(&extra), 1, &req));
-    Status st = drive(*t, 2, {&req});
+    Status st = driveRequests(*t, 2, {&req});
     if (st.code() != braidRemoteError || st.peer() != 0) {
       return internalError("expected a remote error naming rank 0, got: " + st.message());
     }
@@ -394,13 +363,13 @@ TEST(SocketTransport, LoopbackInterfaceByName) {
   ASSERT_TRUE(nic.isOk()) << nic.status().message();
   EXPECT_TRUE(nic->address.isLoopback());
   auto results = runRanks(3, [&](int rank, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(2, "lo")));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(2, "lo")));
     std::vector<uint8_t> in(5000);
     const std::vector<uint8_t> out = pattern(5000, rank);
     Request s, r;
     BRAID_RETURN_IF_ERROR(t->connector((rank + 1) % 3)->postSend(out.data(), out.size(), &s));
     BRAID_RETURN_IF_ERROR(t->connector((rank + 2) % 3)->postRecv(copyTo(in.data()), 5000, &r));
-    BRAID_RETURN_IF_ERROR(drive(*t, 3, {&s, &r}));
+    BRAID_RETURN_IF_ERROR(driveRequests(*t, 3, {&s, &r}));
     return in == pattern(5000, (rank + 2) % 3) ? Status::ok() : internalError("bad data");
   });
   expectAllOk(results);
@@ -410,7 +379,7 @@ TEST(SocketTransport, SetupErrors) {
   // An interface that does not exist fails on its rank, and the others learn
   // that rank could not listen instead of waiting for the deadline.
   auto results = runRanks(2, [&](int rank, Bootstrap& b) -> Status {
-    return createSocketTransport(b, makeConfig(1, rank == 1 ? "nosuchif" : "")).status();
+    return createSocketTransport(b, socketConfig(1, rank == 1 ? "nosuchif" : "")).status();
   });
   EXPECT_EQ(results[1].code(), braidInvalidArgument) << results[1].message();
   EXPECT_NE(results[1].message().find("nosuchif"), std::string::npos);
@@ -418,12 +387,12 @@ TEST(SocketTransport, SetupErrors) {
   EXPECT_EQ(results[0].peer(), 1);
   // Stream counts must agree.
   results = runRanks(2, [&](int rank, Bootstrap& b) -> Status {
-    return createSocketTransport(b, makeConfig(rank + 1)).status();
+    return createSocketTransport(b, socketConfig(rank + 1)).status();
   });
   EXPECT_EQ(results[0].code(), braidInvalidUsage) << results[0].message();
   // A single rank needs no connections.
   results = runRanks(1, [&](int, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(2)));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(2)));
     return t->connector(0) == nullptr ? t->waitForActivity(Deadline::in(1), 1)
                                       : internalError("self connector");
   });
@@ -571,7 +540,7 @@ TEST(SocketUtil, AutomaticStreamCountFollowsHosts) {
 
   std::vector<int> counts(3, -1);
   auto results = runRanks(3, [&](int rank, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, makeConfig(0)));
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, socketConfig(0)));
     auto* peer = dynamic_cast<socket::SocketConnector*>(t->connector((rank + 1) % 3));
     if (peer == nullptr) return internalError("not a socket connector");
     counts[rank] = peer->streamCount();

@@ -13,9 +13,9 @@
 
 #include "core/config.h"
 #include "core/net/socket_util.h"
+#include "core/net/tls.h"
 #include "transports/connector.h"
 #include "transports/socket/socket_wire.h"
-#include "transports/socket/tls.h"
 
 namespace braid::transport::socket {
 

@@ -13,8 +13,8 @@
 
 #include "core/deadline.h"
 #include "core/net/socket_util.h"
+#include "core/net/tls.h"
 #include "core/status.h"
-#include "transports/socket/tls.h"
 
 namespace braid::transport::socket {
 

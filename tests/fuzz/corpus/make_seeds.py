@@ -13,7 +13,8 @@ import socket
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MAGIC, VERSION = 0x32425242, 2
+MAGIC, VERSION = 0x32425242, 3
+FLAG_TLS = 1
 ROOT_CHALLENGE, ROOT_HELLO, ROOT_REPLY, RING_CHALLENGE, RING_HELLO, RING_PROOF = range(1, 7)
 SECRET = bytes([1, 2, 3]) + bytes(13)  # the key the bootstrap_frames target checks MACs with
 
@@ -47,12 +48,12 @@ def main():
     nonce = bytes(16)  # the target's challenge nonce is all zeros
     root_challenge = frame(ROOT_CHALLENGE, nonce)
     ring_challenge = frame(RING_CHALLENGE, nonce)
-    hello_fields = struct.pack("<ii", 1, 2) + wire_addr(4000)
+    hello_fields = struct.pack("<ii", 1, 2) + wire_addr(4000) + struct.pack("<I", FLAG_TLS)
     root_hello = with_mac(ROOT_HELLO, bytes(range(16)) + hello_fields, b"braid bootstrap hello",
                           root_challenge)
     reply_fields = struct.pack("<iH", 0, 0) + struct.pack("<I", 2) + wire_addr(1) + wire_addr(2)
     error_fields = struct.pack("<iH", 4, 14) + b"ranks disagree" + struct.pack("<I", 0)
-    ring_hello = with_mac(RING_HELLO, bytes(range(16)) + struct.pack("<i", 3),
+    ring_hello = with_mac(RING_HELLO, bytes(range(16)) + struct.pack("<iI", 3, 0),
                           b"braid bootstrap hello", ring_challenge)
     # Selector byte: kind = 1 + selector % 6; piece byte: feed size 1 + piece % 64, and the
     # rank count a root reply must carry (the byte itself, here 2 or 0 on error).
@@ -64,8 +65,8 @@ def main():
         "ring_challenge": (RING_CHALLENGE, 63, ring_challenge),
         "ring_hello": (RING_HELLO, 1, ring_hello),
         "ring_proof": (RING_PROOF, 31, frame(RING_PROOF, bytes(32))),
-        "huge_length": (ROOT_HELLO, 11, struct.pack("<IBBHI", MAGIC, ROOT_HELLO, 2, 0, 0xFFFFFFF0)),
-        "bad_version": (RING_PROOF, 3, struct.pack("<IBBHI", MAGIC, RING_PROOF, 1, 0, 32)),
+        "huge_length": (ROOT_HELLO, 11, struct.pack("<IBBHI", MAGIC, ROOT_HELLO, VERSION, 0, 0xFFFFFFF0)),
+        "bad_version": (RING_PROOF, 3, struct.pack("<IBBHI", MAGIC, RING_PROOF, VERSION - 1, 0, 32)),
         "root_hello_fields": (ROOT_HELLO, 4, hello_fields),
     }
     for name, (kind, piece, data) in seeds.items():

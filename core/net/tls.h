@@ -1,10 +1,12 @@
-// TLS 1.3 on the socket transport's streams (BRAID_SOCKET_TLS=1), through OpenSSL's libssl.
+// TLS 1.3 on braid's TCP connections (BRAID_SOCKET_TLS=1), through OpenSSL's libssl: the
+// socket transport's streams (transports/socket/tls_setup.h) and the bootstrap's links
+// (bootstrap/link.h) both use the contexts, sessions and transfers of this file.
 //
 // Two ways to authenticate, chosen by the environment and the same on every rank:
-//  - a pre-shared key (the default): 32 bytes the bootstrap derives from the unique id's
-//    secret with HKDF (Bootstrap::deriveKey), which braid never sends; only ranks holding
-//    the unique id complete a handshake. psk_dhe_ke gives each connection fresh keys
-//    (forward secrecy);
+//  - a pre-shared key (the default): 32 bytes derived from the unique id's secret with
+//    HKDF, which braid never sends; only ranks holding the unique id complete a
+//    handshake. psk_dhe_ke gives each connection fresh keys (forward secrecy). The
+//    bootstrap's links always use this way, with a key per connection;
 //  - certificates (BRAID_TLS_CERT, BRAID_TLS_KEY, BRAID_TLS_CA): mutual TLS, every rank
 //    presents its certificate and accepts any peer certificate the CA signed.
 //
@@ -32,13 +34,16 @@
 
 namespace braid::transport::socket {
 
-/// What BRAID_SOCKET_TLS and BRAID_TLS_* ask for.
+/// What BRAID_SOCKET_TLS and BRAID_TLS_* ask for (the bootstrap fills in a key only).
 struct TlsOptions {
   bool enabled = false;
   std::string certFile;           // BRAID_TLS_CERT: this rank's certificate chain (PEM)
   std::string keyFile;            // BRAID_TLS_KEY: its private key (PEM)
   std::string caFile;             // BRAID_TLS_CA: the CA that signs every rank's certificate
   std::array<uint8_t, 32> psk{};  // the pre-shared key, when no certificate is given
+  // Instead of `psk`: each connection's own key (setConnectionKey); a connection without
+  // one fails its handshake.
+  bool keyPerConnection = false;
   bool usesCertificates() const { return !certFile.empty(); }
 };
 
@@ -50,6 +55,11 @@ class TlsContext {
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
+
+  /// The process's context for connections keyed one by one (keyPerConnection), such as
+  /// the bootstrap's: made once (an SSL_CTX is costly to make), never freed,
+  /// since a detached bootstrap root may still be using it while the process exits.
+  static Result<const TlsContext*> perConnectionKeys();
 
   SSL_CTX* get() const { return ctx_; }
   const TlsOptions& options() const { return options_; }
@@ -90,6 +100,9 @@ class TlsSession {
   bool kernelSend_ = false;
   bool kernelRecv_ = false;
 };
+
+/// Keys `ssl` (made from a keyPerConnection context, before its handshake) with `key`.
+Status setConnectionKey(SSL* ssl, const std::array<uint8_t, 32>& key);
 
 /// libssl's socket BIO writes with write(), which raises SIGPIPE when the peer is gone
 /// (plain streams use MSG_NOSIGNAL), and a library must not kill its host process. During

@@ -1,5 +1,5 @@
 // TLS contexts, sessions and non-blocking I/O through libssl (see tls.h).
-#include "transports/socket/tls.h"
+#include "core/net/tls.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -28,11 +28,29 @@ const TlsOptions& optionsOf(SSL* ssl) {
   return static_cast<const TlsContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)))->options();
 }
 
+using Key = std::array<uint8_t, 32>;
+
+// Where an SSL of a keyPerConnection context keeps its key (a heap copy it owns).
+int connectionKeyIndex() {
+  static const int index = SSL_get_ex_new_index(
+      0, nullptr, nullptr, nullptr,
+      [](void*, void* key, CRYPTO_EX_DATA*, int, long, void*) { delete static_cast<Key*>(key); });
+  return index;
+}
+
+// The PSK of `ssl`: its context's, or its own; null where it has none.
+const Key* pskOf(SSL* ssl) {
+  if (!optionsOf(ssl).keyPerConnection) return &optionsOf(ssl).psk;
+  return static_cast<const Key*>(SSL_get_ex_data(ssl, connectionKeyIndex()));
+}
+
 // A TLS 1.3 session that holds the PSK, as OpenSSL wants it from the callbacks below.
 SSL_SESSION* pskSession(SSL* ssl) {
+  const Key* key = pskOf(ssl);
+  if (key == nullptr) return nullptr;  // never an all-zero key by default
+  const Key& psk = *key;
   const SSL_CIPHER* cipher = SSL_CIPHER_find(ssl, kPskSuite);
   SSL_SESSION* session = SSL_SESSION_new();
-  const std::array<uint8_t, 32>& psk = optionsOf(ssl).psk;
   if (cipher == nullptr || session == nullptr ||
       SSL_SESSION_set1_master_key(session, psk.data(), psk.size()) != 1 ||
       SSL_SESSION_set_cipher(session, cipher) != 1 ||
@@ -77,8 +95,7 @@ std::string openSslReason() {
 
 Status contextError(const std::string& what) {
   std::string reason = openSslReason();
-  return Status(braidInvalidArgument,
-                "socket transport TLS: " + what + (reason.empty() ? "" : " (" + reason + ")"));
+  return Status(braidInvalidArgument, "TLS: " + what + (reason.empty() ? "" : " (" + reason + ")"));
 }
 
 // A write-side BIO over a socket that sends with MSG_NOSIGNAL (libssl's socket BIO uses
@@ -131,7 +148,7 @@ const BIO_METHOD* noSignalMethod() {
 Status sendWithoutSignals(SSL* ssl, int fd) {
   const BIO_METHOD* method = noSignalMethod();
   BIO* bio = method != nullptr ? BIO_new(method) : nullptr;
-  if (bio == nullptr) return Status(braidSystemError, "socket transport: BIO_new failed");
+  if (bio == nullptr) return Status(braidSystemError, "TLS: BIO_new failed");
   BIO_set_fd(bio, fd, BIO_NOCLOSE);
   SSL_set0_wbio(ssl, bio);  // the SSL owns it
   return Status::ok();
@@ -159,7 +176,7 @@ SigpipeGuard::~SigpipeGuard() {
 Result<std::unique_ptr<TlsContext>> TlsContext::create(const TlsOptions& options) {
   ERR_clear_error();
   SSL_CTX* ctx = SSL_CTX_new(TLS_method());
-  if (ctx == nullptr) return Status(braidSystemError, "socket transport TLS: SSL_CTX_new failed");
+  if (ctx == nullptr) return Status(braidSystemError, "TLS: SSL_CTX_new failed");
   std::unique_ptr<TlsContext> context(new TlsContext(ctx, options));
   SSL_CTX_set_app_data(ctx, context.get());
   if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1) {
@@ -203,6 +220,27 @@ Result<std::unique_ptr<TlsContext>> TlsContext::create(const TlsOptions& options
 }
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
+
+Result<const TlsContext*> TlsContext::perConnectionKeys() {
+  static const Result<const TlsContext*> shared = []() -> Result<const TlsContext*> {
+    TlsOptions options;
+    options.enabled = true;
+    options.keyPerConnection = true;
+    Result<std::unique_ptr<TlsContext>> made = create(options);
+    if (!made.isOk()) return made.status();
+    return const_cast<const TlsContext*>(made->release());  // kept to the end of the process
+  }();
+  return shared;
+}
+
+Status setConnectionKey(SSL* ssl, const std::array<uint8_t, 32>& key) {
+  auto* copy = new Key(key);
+  if (SSL_set_ex_data(ssl, connectionKeyIndex(), copy) != 1) {
+    delete copy;
+    return Status(braidSystemError, "TLS: SSL_set_ex_data failed");
+  }
+  return Status::ok();
+}
 
 TlsSession& TlsSession::operator=(TlsSession&& other) noexcept {
   if (this != &other) {
