@@ -23,37 +23,39 @@ template <Task T>
 Status pollUntilDone(T& task) {
   Status s = task.post();
   if (!s.isOk()) return inCall(s, task.api(), task.waitingOn().rank());
+  bool progressed = false;
+  s = task.progress(&progressed);
+  task.recordBegin();  // the first poll posted this rank's first sends
+  if (!s.isOk()) return inCall(s, task.api(), task.waitingOn().rank());
+  if (task.done()) return Status::ok();
+  // Waiting: only now is its policy read (the spin length asks the thread's placement).
   const WaitPolicy policy = task.waitPolicy();
   IdleWait idle(policy.timeoutSeconds, policy.spinRounds);
   StallDiagnosis stall;
-  bool recorded = false;
   while (true) {
-    bool progressed = false;
-    s = task.progress(&progressed);
-    if (!recorded) {
-      task.recordBegin();
-      recorded = true;
-    }
-    if (!s.isOk()) return inCall(s, task.api(), task.waitingOn().rank());
-    if (task.done()) return Status::ok();
     if (progressed) {
       idle.progressed();
       stall.progressed();
-      continue;
-    }
-    if (Comm* aborted = task.aborted()) return abortCalledError(aborted->rank());
-    Comm& comm = task.waitingOn();
-    if (idle.expired()) {
+    } else if (Comm* aborted = task.aborted()) {
+      return abortCalledError(aborted->rank());
+    } else if (idle.expired()) {
+      Comm& comm = task.waitingOn();
       const int peer = task.pendingPeer();
-      if (stall.reportFirst(comm, peer, idle)) continue;
-      return stallError(comm, task.api(), idle.timeoutSeconds(), task.describePending(), peer);
+      if (!stall.reportFirst(comm, peer, idle)) {
+        return stallError(comm, task.api(), idle.timeoutSeconds(), task.describePending(), peer);
+      }
+    } else if (!idle.pauseBriefly()) {
+      task.recordSnapshot();
+      Comm& comm = task.waitingOn();
+      transport::Transport* t = comm.transport();
+      s = t != nullptr ? t->waitForActivity(idle.deadline(), policy.sleepMs)
+                       : internalError("a single-rank communicator waits for a peer");
+      if (!s.isOk()) return inCall(s, task.api(), comm.rank());
     }
-    if (idle.pauseBriefly()) continue;
-    task.recordSnapshot();
-    transport::Transport* t = comm.transport();
-    s = t != nullptr ? t->waitForActivity(idle.deadline(), policy.sleepMs)
-                     : internalError("a single-rank communicator waits for a peer");
-    if (!s.isOk()) return inCall(s, task.api(), comm.rank());
+    progressed = false;
+    s = task.progress(&progressed);
+    if (!s.isOk()) return inCall(s, task.api(), task.waitingOn().rank());
+    if (task.done()) return Status::ok();
   }
 }
 

@@ -68,24 +68,6 @@ bool TinyAllReduce::takes(const Op& op) const {
   return forced_.empty() || forced_.pick("allreduce", bytes).empty();
 }
 
-Status TinyAllReduce::run(const Op& op) {
-  const bool barrier = op.coll == coll::CollKind::kBarrier;
-  const size_t bytes = barrier ? 0 : op.count * typeSize(op.type);
-  comm_.enter();
-  if (comm_.placesRanks()) placeForCall(bytes);
-  BRAID_TRACE("%s: %zu elements, tiny, 1 steps", op.apiName, op.count);
-  Status s = exchange(op, bytes);
-  if (s.isOk()) {
-    if (!barrier) reduceInRankOrder(op, bytes);
-    comm_.flightRecorder().end(s);
-  } else {
-    comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners);
-    markCallFailed(comm_, s);
-  }
-  comm_.leave();
-  return s;
-}
-
 // The exchange of one call as a task (comm/task.h): its requests and staging
 // are the TinyAllReduce's, which outlives any call.
 class TinyAllReduce::ExchangeTask : public OneCommTask {
@@ -164,9 +146,23 @@ class TinyAllReduce::ExchangeTask : public OneCommTask {
   const size_t bytes_;
 };
 
-Status TinyAllReduce::exchange(const Op& op, size_t bytes) {
-  ExchangeTask task(*this, op, bytes);
-  return pollUntilDone(task);
+Status TinyAllReduce::run(const Op& op) {
+  const bool barrier = op.coll == coll::CollKind::kBarrier;
+  const size_t bytes = barrier ? 0 : op.count * typeSize(op.type);
+  comm_.enter();
+  if (comm_.placesRanks()) placeForCall(bytes);
+  BRAID_TRACE("%s: %zu elements, tiny, 1 steps", op.apiName, op.count);
+  ExchangeTask exchange(*this, op, bytes);
+  Status s = pollUntilDone(exchange);
+  if (s.isOk()) {
+    if (!barrier) reduceInRankOrder(op, bytes);
+    comm_.flightRecorder().end(s);
+  } else {
+    comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners);
+    markCallFailed(comm_, s);
+  }
+  comm_.leave();
+  return s;
 }
 
 void TinyAllReduce::reduceInRankOrder(const Op& op, size_t bytes) {

@@ -98,7 +98,6 @@ class TinyAllReduce {
   // Phase 1: posts one send and one receive per peer and polls them until
   // all are done (pollUntilDone, with the exchange as its task).
   class ExchangeTask;
-  Status exchange(const Op& op, size_t bytes);
   // Phase 2: recv = in0 op in1 op ... (op avg: divided by nranks once).
   void reduceInRankOrder(const Op& op, size_t bytes);
 
