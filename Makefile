@@ -56,9 +56,12 @@ endif
 
 # The GPU proof kit (gpu-kit/, <= 60 MiB): a Release CUDA build of only what the kit runs, packed
 # with its libraries and gpu-kit/run, for a GPU machine that builds nothing (README: "Proving
-# it on a GPU"). Needs nvcc and nccl.h; the PyTorch extension is added when torch is importable.
+# it on a GPU"). Needs nvcc and nccl.h; the PyTorch extension is added when torch is importable,
+# nccl-tests (built against NCCL's header, linked to braid's libnccl.so.2) when its source is in
+# NCCL_TESTS_SRC (git clone https://github.com/NVIDIA/nccl-tests third_party/nccl-tests).
 KIT_BUILD ?= build-kit
-KIT_TARGETS = braid braid_cuda braid-perf braid-nccl-compare d2d_copy_bandwidth \
+NCCL_TESTS_SRC ?= third_party/nccl-tests
+KIT_TARGETS = braid braid_cuda braid_nccl braid-perf braid-nccl-compare d2d_copy_bandwidth \
   device_executor_gpu_test device_group_gpu_test device_api_gpu_test graph_capture_gpu_test \
   device_buffer_test ipc_group_test cuda_p2p_gpu_test device_proxy_gpu_test device_proxy_p2p_gpu_test
 KIT_LAUNCHER = $(if $(shell command -v ccache),-DCMAKE_C_COMPILER_LAUNCHER=ccache \
@@ -73,7 +76,14 @@ gpu-kit: deps
 	    build --build-base $(CURDIR)/$(KIT_BUILD)/python/setup \
 	    --build-lib $(CURDIR)/$(KIT_BUILD)/python/lib --build-temp $(CURDIR)/$(KIT_BUILD)/python/obj; \
 	else echo "gpu-kit: python3 lacks torch: the kit will skip its PyTorch check"; fi
-	tools/gpu_kit/pack $(KIT_BUILD) gpu-kit --python-lib-if-built $(KIT_BUILD)/python/lib
+	@rm -rf $(KIT_BUILD)/nccl-tests/bin
+	@if [ -f $(NCCL_TESTS_SRC)/src/Makefile ]; then \
+	  JOBS=$(JOBS) tools/gpu_kit/build_nccl_tests $(NCCL_TESTS_SRC) \
+	    $(KIT_BUILD)/bindings/nccl/libnccl.so.2 $(KIT_BUILD)/nccl-tests; \
+	else echo "gpu-kit: no nccl-tests source in $(NCCL_TESTS_SRC) (git clone" \
+	  "https://github.com/NVIDIA/nccl-tests $(NCCL_TESTS_SRC)): the kit will skip check 11"; fi
+	tools/gpu_kit/pack $(KIT_BUILD) gpu-kit --python-lib-if-built $(KIT_BUILD)/python/lib \
+	  --nccl-tests-if-built $(KIT_BUILD)/nccl-tests/bin
 
 install: build
 	cmake --install $(BUILD)

@@ -2,7 +2,8 @@
 """Fails when an #include runs upward through braid's layers (docs/ARCHITECTURE.md).
 
 The library is a stack of folders; a file may include its own layer and the layers below it,
-never one above. train/ and bindings/ sit on the public C API alone. Usage:
+never one above. train/ and bindings/ sit on the public C API alone (and the header-only
+command-line convention of tools/cli/, which holds no library code). Usage:
 
     tools/check_layers.py [SOURCE_ROOT]      exit 0: clean; 1: violations, one line each
 """
@@ -21,8 +22,10 @@ LAYERS = [
     ("comm", ["src/comm/"]),            # the communicator: tasks, groups, progress
     ("api", ["src/api/"]),              # the extern "C" boundary
 ]
-# Programs on the public API only: they may include braid.h and their own files.
+# Programs on the public API only: they may include braid.h, their own files and SHARED_HEADERS.
 API_ONLY = ["train/", "bindings/"]
+# Header-only helpers beside the library that any program may use: the command-line convention.
+SHARED_HEADERS = ["tools/cli/"]
 # Where the compiler looks for quoted includes, after the including file's own folder.
 SEARCH_PATH = ["", "src", "include"]
 SOURCE_SUFFIXES = (".h", ".hpp", ".cc", ".cpp", ".c", ".cu", ".cuh")
@@ -68,7 +71,8 @@ def violations(root):
                 where = f"{path}:{number}: includes {target}"
                 if own is None:  # train/, bindings/: braid.h and their own tree only
                     top = path.split("/")[0] + "/"
-                    if not (target.startswith("include/") or target.startswith(top)):
+                    allowed = ["include/", top] + SHARED_HEADERS
+                    if not any(target.startswith(prefix) for prefix in allowed):
                         yield f"{where}, but {top} may use only the public C API (include/)"
                     continue
                 theirs = layer_of(target)

@@ -14,6 +14,7 @@
 
 #include "braid.h"
 #include "mpi_launch.h"
+#include "tools/cli/cli.h"
 #include "train/dataset.h"
 #include "train/grid.h"
 #include "train/options.h"
@@ -55,8 +56,8 @@ int main(int argc, char** argv) {
   Status parsed =
       braid::train::parseOptions(std::vector<std::string>(argv + 1, argv + argc), &options);
   if (!parsed.ok()) {
-    std::fprintf(stderr, "braid-train: %s\n", parsed.message().c_str());
-    return 2;
+    braid::cli::usageError("braid-train", parsed.message());
+    return braid::cli::kUsageError;
   }
   if (options.help) {
     std::fputs(braid::train::usage().c_str(), stdout);

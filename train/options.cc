@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <memory>
 
+#include "tools/cli/cli.h"
 #include "train/dataset.h"
 
 namespace braid::train {
@@ -61,149 +63,219 @@ Status parseChoice(const std::string& flag, const std::string& text,
   return Status::error(flag + " must be one of " + names + ", got '" + text + "'");
 }
 
+// One option that takes a value: CLI11 collects its text, `set` checks and stores it (so that
+// each refusal says what the option wants, in one sentence).
+struct Valued {
+  const char* flag;
+  const char* valueName;
+  const char* help;
+  std::function<Status(const std::string& flag, const std::string& value)> set;
+};
+
+constexpr const char* kUsage =
+    "usage: braid-train [options]    (under braidrun -n N or mpirun -np N, N = dp*pp*tp)";
+
+constexpr const char* kDescription =
+    "Trains an MLP on Fashion-MNIST with data, pipeline and tensor parallelism over braid.";
+
+using OptionGroups = std::vector<std::pair<const char*, std::vector<Valued>>>;
+
+// The options' table, writing into `o`; groups as the help shows them.
+OptionGroups valuedOptions(Options& o) {
+  const char* parallelism = "Parallelism";
+  const char* training = "Model and training";
+  const char* output = "Data and output";
+  return {
+      {parallelism,
+       {
+           {"--dp", "N", "data parallel degree (1)",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 4096, &o.grid.dp); }},
+           {"--pp", "N", "pipeline parallel degree (1)",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 4096, &o.grid.pp); }},
+           {"--tp", "N", "tensor parallel degree (1)",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 4096, &o.grid.tp); }},
+           {"--micro", "M",
+            "micro-batches per replica per step (1): gradient accumulation, and the pipeline's M",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 20, &o.micro); }},
+           {"--schedule", "gpipe|1f1b", "pipeline schedule (1f1b)",
+            [&](auto& f, auto& v) {
+              return parseChoice<Schedule>(
+                  f, v, {{"gpipe", Schedule::kGpipe}, {"1f1b", Schedule::kOneFOneB}}, &o.schedule);
+            }},
+           {"--dp-mode", "ring|ps",
+            "all-reduce gradients, or reduce/update/broadcast at replica 0 (ring)",
+            [&](auto& f, auto& v) {
+              return parseChoice<DpMode>(
+                  f, v, {{"ring", DpMode::kRing}, {"ps", DpMode::kParameterServer}}, &o.sync.mode);
+            }},
+           {"--bucket-mb", "X", "gradient bucket size in MiB (4)",
+            [&](auto& f, auto& v) {
+              float mb = 0;
+              TRAIN_RETURN_IF_ERROR(parseFloat(f, v, 0.0001f, 4096.0f, &mb));
+              o.sync.bucketBytes = static_cast<size_t>(mb * 1048576.0f);
+              return Status();
+            }},
+           {"--precision", "fp32|bf16|fp16",
+            "precision of the gradient exchange (fp32); fp16 scales the loss",
+            [&](auto& f, auto& v) {
+              return parseChoice<Precision>(f, v,
+                                            {{"fp32", Precision::kFp32},
+                                             {"bf16", Precision::kBf16},
+                                             {"fp16", Precision::kFp16}},
+                                            &o.sync.precision);
+            }},
+           {"--loss-scale", "X", "fp16: initial loss scale (65536)",
+            [&](auto& f, auto& v) { return parseFloat(f, v, 1.0f, 1e30f, &o.initialLossScale); }},
+           {"--loss-scale-window", "N",
+            "fp16: the scale doubles after N steps without overflow (1000) and halves (the step "
+            "skipped) on one",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 30, &o.lossScaleWindow); }},
+       }},
+      {training,
+       {
+           {"--hidden", "N", "MLP 784 -> N x layers -> 10: the width N (1024)",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 16, &o.model.hidden); }},
+           {"--hidden-layers", "N", "the hidden layers (3)",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 64, &o.model.hiddenLayers); }},
+           {"--epochs", "N", "stop after N epochs (1) or --steps, whichever is first",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 100000, &o.epochs); }},
+           {"--steps", "N", "stop after N steps",
+            [&](auto& f, auto& v) { return parseLong(f, v, 1, 1L << 40, &o.maxSteps); }},
+           {"--batch", "N", "global batch size (128)",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 60000, &o.batch); }},
+           {"--optimizer", "sgd|adam|lamb", "(adam)",
+            [&](auto& f, auto& v) {
+              return parseChoice<OptimizerKind>(f, v,
+                                                {{"sgd", OptimizerKind::kSgd},
+                                                 {"adam", OptimizerKind::kAdam},
+                                                 {"lamb", OptimizerKind::kLamb}},
+                                                &o.optimizer.kind);
+            }},
+           {"--lr", "X", "learning rate (sgd 0.05, adam 0.001, lamb 0.01)",
+            [&](auto& f, auto& v) { return parseFloat(f, v, 0.0f, 100.0f, &o.lr); }},
+           {"--momentum", "X", "SGD momentum (0.9)",
+            [&](auto& f, auto& v) {
+              return parseFloat(f, v, 0.0f, 0.999f, &o.optimizer.momentum);
+            }},
+           {"--weight-decay", "X", "(0)",
+            [&](auto& f, auto& v) {
+              return parseFloat(f, v, 0.0f, 1.0f, &o.optimizer.weightDecay);
+            }},
+           {"--lr-schedule", "constant|cosine", "(constant)",
+            [&](auto& f, auto& v) {
+              return parseChoice<LrSchedule>(
+                  f, v, {{"constant", LrSchedule::kConstant}, {"cosine", LrSchedule::kCosine}},
+                  &o.lrSchedule);
+            }},
+           {"--warmup", "N", "steps of linear learning-rate warm-up (0)",
+            [&](auto& f, auto& v) { return parseInt(f, v, 0, 1 << 30, &o.warmupSteps); }},
+           {"--seed", "N", "initial weights and data order (1)",
+            [&](auto& f, auto& v) {
+              long seed = 0;
+              TRAIN_RETURN_IF_ERROR(parseLong(f, v, 0, 1L << 62, &seed));
+              o.seed = static_cast<uint64_t>(seed);
+              return Status();
+            }},
+       }},
+      {output,
+       {
+           {"--data", "DIR", "Fashion-MNIST idx .gz files (/usr/share/datasets/fashion-mnist)",
+            [&](auto&, auto& v) {
+              o.dataDir = v;
+              return Status();
+            }},
+           {"--eval-limit", "N", "evaluate on the first N test images (all)",
+            [&](auto& f, auto& v) { return parseInt(f, v, 0, 1 << 30, &o.evalLimit); }},
+           {"--csv", "FILE", "the loss curve as CSV, one row per step",
+            [&](auto&, auto& v) {
+              o.csvPath = v;
+              return Status();
+            }},
+           {"--plot", "FILE",
+            "that CSV drawn as a PNG (needs --csv, and matplotlib in $BRAID_PYTHON, default "
+            "python3: build/venv after make test)",
+            [&](auto&, auto& v) {
+              o.plotPath = v;
+              return Status();
+            }},
+           {"--log-every", "N", "steps between progress lines when stdout is not a terminal (50)",
+            [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 30, &o.logEvery); }},
+       }},
+  };
+}
+
+// The CLI11 application: each valued option's text lands in `texts` and its CLI11 option in
+// `given`, both in the table's order.
+std::unique_ptr<CLI::App> makeApp(const OptionGroups& groups, Options& o,
+                                  std::vector<std::string>* texts,
+                                  std::vector<CLI::Option*>* given) {
+  auto app = std::make_unique<CLI::App>(kDescription, "braid-train");
+  cli::setUsage(*app, kUsage);
+  app->set_help_flag("-h,--help", "print this help");
+  // A repeated option takes its last value.
+  app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  size_t count = 0;
+  for (const auto& [group, options] : groups) count += options.size();
+  texts->assign(count, "");  // no reallocation below: CLI11 keeps pointers into it
+  given->clear();
+  for (const auto& [group, options] : groups) {
+    for (const Valued& v : options) {
+      given->push_back(app->add_option(v.flag, (*texts)[given->size()], v.help)
+                           ->type_name(v.valueName)
+                           ->group(group));
+    }
+  }
+  app->add_flag_callback(
+         "--no-overlap", [&o] { o.sync.overlap = false; },
+         "exchange gradients after backward instead of during it")
+      ->group(groups[0].first);
+  app->add_flag("--quiet", o.quiet, "no progress lines")->group(groups[2].first);
+  return app;
+}
+
+// CLI11 reads a missing value as a mismatch in counts; say it as before: "--dp needs a value".
+Status checkLastHasValue(const CLI::App& app, const std::vector<std::string>& args) {
+  if (args.empty()) return Status();
+  const std::string& last = args.back();
+  const CLI::Option* option = app.get_option_no_throw(last);
+  if (option != nullptr && option->get_expected_min() > 0) {
+    return Status::error(last + " needs a value");
+  }
+  return Status();
+}
+
 }  // namespace
 
 std::string usage() {
-  return R"(usage: braid-train [options]    (under braidrun -n N or mpirun -np N, N = dp*pp*tp)
-
-parallelism
-  --dp N --pp N --tp N        data, pipeline, tensor parallel degrees (1)
-  --micro M                   micro-batches per replica per step (1): gradient
-                              accumulation, and the pipeline's M
-  --schedule gpipe|1f1b       pipeline schedule (1f1b)
-  --dp-mode ring|ps           all-reduce gradients, or reduce/update/broadcast at replica 0 (ring)
-  --bucket-mb X               gradient bucket size in MiB (4)
-  --no-overlap                exchange gradients after backward instead of during it
-  --precision fp32|bf16|fp16  precision of the gradient exchange (fp32); fp16 scales the loss
-  --loss-scale X --loss-scale-window N   fp16: initial scale (65536); doubled after N
-                              steps without overflow (1000), halved (and the step skipped) on one
-model and training
-  --hidden N --hidden-layers N   MLP 784 -> N x layers -> 10 (1024, 3)
-  --epochs N --steps N        stop after N epochs (1) or N steps, whichever is first
-  --batch N                   global batch size (128)
-  --optimizer sgd|adam|lamb   (adam)   --lr X (sgd 0.05, adam 0.001, lamb 0.01)
-  --momentum X --weight-decay X --lr-schedule constant|cosine --warmup N
-  --seed N                    initial weights and data order (1)
-data and output
-  --data DIR                  Fashion-MNIST idx .gz files (/usr/share/datasets/fashion-mnist)
-  --eval-limit N              evaluate on the first N test images (all)
-  --csv FILE                  the loss curve as CSV, one row per step
-  --plot FILE                 that CSV drawn as a PNG (needs --csv, and matplotlib in
-                              $BRAID_PYTHON, default python3: build/venv after make test)
-  --log-every N --quiet --help
-)";
+  Options o;
+  const OptionGroups groups = valuedOptions(o);
+  std::vector<std::string> texts;
+  std::vector<CLI::Option*> given;
+  return makeApp(groups, o, &texts, &given)->help();
 }
 
 Status parseOptions(const std::vector<std::string>& args, Options* out) {
   Options o;
-  std::string optimizerName;
-  using Handler = std::function<Status(const std::string&, const std::string&)>;
-  const std::map<std::string, Handler> valued = {
-      {"--dp", [&](auto& f, auto& v) { return parseInt(f, v, 1, 4096, &o.grid.dp); }},
-      {"--pp", [&](auto& f, auto& v) { return parseInt(f, v, 1, 4096, &o.grid.pp); }},
-      {"--tp", [&](auto& f, auto& v) { return parseInt(f, v, 1, 4096, &o.grid.tp); }},
-      {"--micro", [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 20, &o.micro); }},
-      {"--hidden", [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 16, &o.model.hidden); }},
-      {"--hidden-layers",
-       [&](auto& f, auto& v) { return parseInt(f, v, 1, 64, &o.model.hiddenLayers); }},
-      {"--epochs", [&](auto& f, auto& v) { return parseInt(f, v, 1, 100000, &o.epochs); }},
-      {"--steps", [&](auto& f, auto& v) { return parseLong(f, v, 1, 1L << 40, &o.maxSteps); }},
-      {"--batch", [&](auto& f, auto& v) { return parseInt(f, v, 1, 60000, &o.batch); }},
-      {"--lr", [&](auto& f, auto& v) { return parseFloat(f, v, 0.0f, 100.0f, &o.lr); }},
-      {"--momentum",
-       [&](auto& f, auto& v) { return parseFloat(f, v, 0.0f, 0.999f, &o.optimizer.momentum); }},
-      {"--weight-decay",
-       [&](auto& f, auto& v) { return parseFloat(f, v, 0.0f, 1.0f, &o.optimizer.weightDecay); }},
-      {"--warmup", [&](auto& f, auto& v) { return parseInt(f, v, 0, 1 << 30, &o.warmupSteps); }},
-      {"--seed",
-       [&](auto& f, auto& v) {
-         long seed = 0;
-         TRAIN_RETURN_IF_ERROR(parseLong(f, v, 0, 1L << 62, &seed));
-         o.seed = static_cast<uint64_t>(seed);
-         return Status();
-       }},
-      {"--bucket-mb",
-       [&](auto& f, auto& v) {
-         float mb = 0;
-         TRAIN_RETURN_IF_ERROR(parseFloat(f, v, 0.0001f, 4096.0f, &mb));
-         o.sync.bucketBytes = static_cast<size_t>(mb * 1048576.0f);
-         return Status();
-       }},
-      {"--eval-limit", [&](auto& f, auto& v) { return parseInt(f, v, 0, 1 << 30, &o.evalLimit); }},
-      {"--loss-scale",
-       [&](auto& f, auto& v) { return parseFloat(f, v, 1.0f, 1e30f, &o.initialLossScale); }},
-      {"--loss-scale-window",
-       [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 30, &o.lossScaleWindow); }},
-      {"--log-every", [&](auto& f, auto& v) { return parseInt(f, v, 1, 1 << 30, &o.logEvery); }},
-      {"--data",
-       [&](auto&, auto& v) {
-         o.dataDir = v;
-         return Status();
-       }},
-      {"--csv",
-       [&](auto&, auto& v) {
-         o.csvPath = v;
-         return Status();
-       }},
-      {"--plot",
-       [&](auto&, auto& v) {
-         o.plotPath = v;
-         return Status();
-       }},
-      {"--schedule",
-       [&](auto& f, auto& v) {
-         return parseChoice<Schedule>(
-             f, v, {{"gpipe", Schedule::kGpipe}, {"1f1b", Schedule::kOneFOneB}}, &o.schedule);
-       }},
-      {"--dp-mode",
-       [&](auto& f, auto& v) {
-         return parseChoice<DpMode>(
-             f, v, {{"ring", DpMode::kRing}, {"ps", DpMode::kParameterServer}}, &o.sync.mode);
-       }},
-      {"--precision",
-       [&](auto& f, auto& v) {
-         return parseChoice<Precision>(
-             f, v,
-             {{"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}},
-             &o.sync.precision);
-       }},
-      {"--optimizer",
-       [&](auto& f, auto& v) {
-         return parseChoice<OptimizerKind>(f, v,
-                                           {{"sgd", OptimizerKind::kSgd},
-                                            {"adam", OptimizerKind::kAdam},
-                                            {"lamb", OptimizerKind::kLamb}},
-                                           &o.optimizer.kind);
-       }},
-      {"--lr-schedule",
-       [&](auto& f, auto& v) {
-         return parseChoice<LrSchedule>(
-             f, v, {{"constant", LrSchedule::kConstant}, {"cosine", LrSchedule::kCosine}},
-             &o.lrSchedule);
-       }},
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i], value;
-    bool inlineValue = false;
-    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      inlineValue = true;
-    }
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-    } else if (flag == "--quiet") {
-      o.quiet = true;
-    } else if (flag == "--no-overlap") {
-      o.sync.overlap = false;
-    } else if (auto handler = valued.find(flag); handler != valued.end()) {
-      if (!inlineValue) {
-        if (i + 1 >= args.size()) return Status::error(flag + " needs a value");
-        value = args[++i];
-      }
-      TRAIN_RETURN_IF_ERROR(handler->second(flag, value));
-    } else {
-      return Status::error("unknown argument '" + args[i] + "' (see --help)");
+  const OptionGroups groups = valuedOptions(o);
+  std::vector<std::string> texts;
+  std::vector<CLI::Option*> given;
+  std::unique_ptr<CLI::App> app = makeApp(groups, o, &texts, &given);
+  TRAIN_RETURN_IF_ERROR(checkLastHasValue(*app, args));
+  try {
+    app->parse(std::vector<std::string>(args.rbegin(), args.rend()));
+  } catch (const CLI::CallForHelp&) {
+    out->help = true;
+    return Status();
+  } catch (const CLI::ExtrasError&) {
+    return Status::error("unknown argument '" + app->remaining().front() + "'");
+  } catch (const CLI::ParseError& e) {
+    return Status::error(e.what());
+  }
+  size_t i = 0;
+  for (const auto& [group, options] : groups) {
+    for (const Valued& v : options) {
+      if (given[i]->count() > 0) TRAIN_RETURN_IF_ERROR(v.set(v.flag, texts[i]));
+      ++i;
     }
   }
   if (!o.plotPath.empty() && o.csvPath.empty()) {

@@ -225,6 +225,40 @@ NCCL_API(Result, ncclWinGetUserPtr, (braidComm_t comm, void* win, void** outUser
   return unmapped("ncclWinGetUserPtr", "symmetric memory windows");
 }
 
+// ---- The device API's host side (nccl_device/core.h, 2.28+) ----------------------------
+// braid has no device API: these answer ncclInvalidUsage, and exist so that programs linked
+// against NCCL 2.28+ (PyTorch's libtorch_cuda.so among them) load. None reads its arguments,
+// so the parameters the refusal does not need are left out (the C calling convention allows it).
+
+NCCL_API(Result, ncclCommQueryProperties, (braidComm_t comm, void* props)) {
+  (void)comm, (void)props;
+  return unmapped("ncclCommQueryProperties", "the device API");
+}
+NCCL_API(Result, ncclDevCommCreate, (braidComm_t comm, const void* reqs, void* outDevComm)) {
+  (void)comm, (void)reqs, (void)outDevComm;
+  return unmapped("ncclDevCommCreate", "the device API");
+}
+NCCL_API(Result, ncclDevCommDestroy, (braidComm_t comm, const void* devComm)) {
+  (void)comm, (void)devComm;
+  return unmapped("ncclDevCommDestroy", "the device API");
+}
+NCCL_API(Result, ncclGetLsaMultimemDevicePointer, (void* window, size_t offset)) {
+  (void)window, (void)offset;
+  return unmapped("ncclGetLsaMultimemDevicePointer", "the device API's window pointers");
+}
+NCCL_API(Result, ncclGetMultimemDevicePointer, (void* window, size_t offset)) {
+  (void)window, (void)offset;
+  return unmapped("ncclGetMultimemDevicePointer", "the device API's window pointers");
+}
+NCCL_API(Result, ncclGetLsaDevicePointer, (void* window, size_t offset)) {
+  (void)window, (void)offset;
+  return unmapped("ncclGetLsaDevicePointer", "the device API's window pointers");
+}
+NCCL_API(Result, ncclGetPeerDevicePointer, (void* window, size_t offset)) {
+  (void)window, (void)offset;
+  return unmapped("ncclGetPeerDevicePointer", "the device API's window pointers");
+}
+
 // ---- Reduction operators ----------------------------------------------------------------
 
 NCCL_API(Result, ncclRedOpCreatePreMulSum,

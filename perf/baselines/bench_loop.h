@@ -24,8 +24,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "tools/cli/cli.h"
 
 namespace bench {
 
@@ -106,28 +109,76 @@ inline bool parseCollectives(const char* list, std::vector<Collective>* out) {
   return true;
 }
 
-// Usage: prog [-b MIN] [-e MAX] [-f FACTOR] [-c COLL[,COLL...]|all] [-J FILE]
-inline bool parseOptions(int argc, char** argv, Options* options) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const char* flag = argv[i];
-    const char* value = argv[i + 1];
-    if (!std::strcmp(flag, "-b"))
-      options->minBytes = std::strtoull(value, nullptr, 10);
-    else if (!std::strcmp(flag, "-e"))
-      options->maxBytes = std::strtoull(value, nullptr, 10);
-    else if (!std::strcmp(flag, "-f"))
-      options->factor = std::strtoull(value, nullptr, 10);
-    else if (!std::strcmp(flag, "-J"))
-      options->jsonPath = value;
-    else if (!std::strcmp(flag, "-c")) {
-      if (!parseCollectives(value, &options->collectives)) return false;
-    } else {
-      return false;
-    }
+// A byte count: digits with an optional K, M or G suffix (powers of 1024, as nccl-tests reads
+// them), from 1 to kMaxBytes; nothing on failure.
+inline constexpr size_t kMaxBytes = size_t{1} << 40;
+
+inline std::optional<size_t> parseBytes(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 13) return std::nullopt;  // no sign, no blanks, no overflow
+  size_t unit = 1;
+  const std::string suffix = text.substr(digits);
+  if (suffix == "K" || suffix == "k") {
+    unit = size_t{1} << 10;
+  } else if (suffix == "M" || suffix == "m") {
+    unit = size_t{1} << 20;
+  } else if (suffix == "G" || suffix == "g") {
+    unit = size_t{1} << 30;
+  } else if (!suffix.empty()) {
+    return std::nullopt;
   }
-  if (argc % 2 == 0 || options->minBytes == 0 || options->factor < 2) return false;
-  if (options->collectives.empty()) parseCollectives("all", &options->collectives);
-  return true;
+  const size_t value = std::stoull(text.substr(0, digits)) * unit;  // < 10^13 * 2^30 < 2^64
+  if (value == 0 || value > kMaxBytes) return std::nullopt;
+  return value;
+}
+
+// Parses the command line (prog [-b MIN] [-e MAX] [-f FACTOR] [-c COLL[,COLL...]|all]
+// [-J FILE]) into `options`. Returns nothing when the program should go on, else its exit
+// status: 0 after --help, 2 after one sentence that names the argument refused.
+inline std::optional<int> parseOptions(int argc, const char* const* argv,
+                                       const std::string& program, Options* options) {
+  std::string minText = "8", maxText = "128M", collectives = "all";
+  CLI::App app{
+      "Times one collective library's collectives over a sweep of sizes, in the same "
+      "loop as the other baselines (perf/compare runs them side by side).",
+      program};
+  app.set_help_flag("-h,--help", "print this help");
+  app.add_option("-b", minText, "smallest size in bytes, K/M/G suffixes (8)")->type_name("MIN");
+  app.add_option("-e", maxText, "largest size in bytes, K/M/G suffixes (128M)")->type_name("MAX");
+  app.add_option("-f", options->factor, "multiply the size by this each step, 2 to 1024 (8)")
+      ->type_name("FACTOR")
+      ->check(CLI::Range(size_t{2}, size_t{1024}));
+  app.add_option("-c", collectives,
+                 "allreduce, broadcast, allgather, reducescatter, alltoall, sendrecv, "
+                 "comma-separated, or all (all)")
+      ->type_name("COLL,...");
+  app.add_option("-J", options->jsonPath, "also write the results to this JSON file")
+      ->type_name("FILE");
+  if (std::optional<int> exit = braid::cli::parse(app, argc, argv)) return exit;
+  const std::optional<size_t> minBytes = parseBytes(minText), maxBytes = parseBytes(maxText);
+  std::string why;
+  if (!minBytes) {
+    why = "-b: expected a byte count from 1 to 1024G (digits and an optional K, M or G), got '" +
+          minText + "'";
+  } else if (!maxBytes) {
+    why = "-e: expected a byte count from 1 to 1024G (digits and an optional K, M or G), got '" +
+          maxText + "'";
+  } else if (*minBytes > *maxBytes) {
+    why = "-b " + minText + " is larger than -e " + maxText;
+  } else if (!parseCollectives(collectives.c_str(), &options->collectives)) {
+    why =
+        "-c: expected collective names separated by commas (allreduce, broadcast, allgather, "
+        "reducescatter, alltoall, sendrecv) or all, got '" +
+        collectives + "'";
+  }
+  if (!why.empty()) {
+    braid::cli::usageError(program, why);
+    return braid::cli::kUsageError;
+  }
+  options->minBytes = *minBytes;
+  options->maxBytes = *maxBytes;
+  return std::nullopt;
 }
 
 struct Result {
@@ -219,18 +270,12 @@ inline void report(const char* backendName, const char* transport, int n,
   std::fclose(file);
 }
 
-/// The whole program after the library is initialised: parse flags, build
-/// the backend, sweep, and have rank 0 report under `name` and the transport
-/// named by `transportVar` (or `defaultTransport`). Returns the exit status.
+/// Everything after the command line and the library's start: build the backend, sweep, and
+/// have rank 0 report under `name` and the transport named by `transportVar` (or
+/// `defaultTransport`). Returns the exit status.
 template <typename Backend>
-int runMain(int argc, char** argv, const char* name, const char* transportVar,
-            const char* defaultTransport) {
-  Options options;
-  if (!parseOptions(argc, argv, &options)) {
-    std::fprintf(stderr, "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-c COLL,...|all] [-J FILE]\n",
-                 argv[0]);
-    return 2;
-  }
+int runParsed(const Options& options, const char* name, const char* transportVar,
+              const char* defaultTransport) {
   Backend backend;
   auto results = runSweep(backend, options);
   const char* transport = std::getenv(transportVar);
@@ -238,6 +283,18 @@ int runMain(int argc, char** argv, const char* name, const char* transportVar,
     report(name, transport ? transport : defaultTransport, backend.nranks(), results, options);
   }
   return 0;
+}
+
+/// The whole program for a library that needs no start-up call: parse the command line (as
+/// program "bench_<name>"), then runParsed.
+template <typename Backend>
+int runMain(int argc, char** argv, const char* name, const char* transportVar,
+            const char* defaultTransport) {
+  Options options;
+  if (std::optional<int> exit = parseOptions(argc, argv, std::string("bench_") + name, &options)) {
+    return *exit;
+  }
+  return runParsed<Backend>(options, name, transportVar, defaultTransport);
 }
 
 }  // namespace bench

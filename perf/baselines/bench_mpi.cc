@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "perf/baselines/bench_loop.h"
 
@@ -74,9 +75,14 @@ class MpiBackend {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The command line first, so that --help and a bad argument answer without starting MPI.
+  bench::Options options;
+  if (std::optional<int> exit = bench::parseOptions(argc, argv, "bench_mpi", &options)) {
+    return *exit;
+  }
   MPI_Init(&argc, &argv);
-  // The backend must be gone before MPI_Finalize: runMain scopes it.
-  int status = bench::runMain<MpiBackend>(argc, argv, "mpi", "BENCH_TRANSPORT", "default");
+  // The backend must be gone before MPI_Finalize: runParsed scopes it.
+  int status = bench::runParsed<MpiBackend>(options, "mpi", "BENCH_TRANSPORT", "default");
   MPI_Finalize();
   return status;
 }

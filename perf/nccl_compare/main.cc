@@ -412,16 +412,7 @@ int runProcesses(const Options& o) {
 int main(int argc, char** argv) {
   using namespace braid::perf;
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-      std::printf("%s", usage());
-      return 0;
-    }
-  }
-  if (const std::string error = parseOptions(argc, argv, &o); !error.empty()) {
-    std::fprintf(stderr, "braid-nccl-compare: %s\n%s", error.c_str(), usage());
-    return 2;
-  }
+  if (std::optional<int> exit = parseOptions(argc, argv, &o)) return *exit;
   setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
   // Processes must fork before this process touches CUDA.
   if (o.layout == Layout::kProcesses) return runProcesses(o);

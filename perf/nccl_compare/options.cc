@@ -1,29 +1,27 @@
 // See options.h.
 #include "options.h"
 
-#include <cstdlib>
 #include <optional>
+
+#include "tools/cli/cli.h"
 
 namespace braid::perf {
 namespace {
 
-// "1G", "64M", "8K" or plain bytes.
+// "1G", "64M", "8K" or plain bytes, 4 bytes to 1T; nothing when it is not such a count.
 std::optional<size_t> parseBytes(const std::string& text) {
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (end == text.c_str()) return std::nullopt;
-  const std::string suffix = end;
-  if (suffix.empty()) return value;
-  if (suffix == "K") return value << 10;
-  if (suffix == "M") return value << 20;
-  if (suffix == "G") return value << 30;
-  return std::nullopt;
-}
-
-std::optional<long> parseInt(const std::string& text, long lo, long hi) {
-  char* end = nullptr;
-  const long value = std::strtol(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0' || value < lo || value > hi) return std::nullopt;
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 13) return std::nullopt;  // no sign, no blanks, no overflow
+  const std::string suffix = text.substr(digits);
+  const int shift = suffix.empty()  ? 0
+                    : suffix == "K" ? 10
+                    : suffix == "M" ? 20
+                    : suffix == "G" ? 30
+                                    : -1;
+  if (shift < 0) return std::nullopt;
+  const size_t value = std::stoull(text.substr(0, digits)) << shift;  // < 10^13 * 2^30 < 2^64
+  if (value < 4 || value > (size_t{1} << 40)) return std::nullopt;
   return value;
 }
 
@@ -41,62 +39,58 @@ const char* collectiveName(Collective c) {
   return "?";
 }
 
-const char* usage() {
-  return "usage: braid-nccl-compare [--query] [--nccl PATH] [--ranks N] [--min BYTES]\n"
-         "         [--max BYTES] [--factor F] [--rounds R] [--deadline SECONDS] [--json FILE]\n"
-         "         [--layout auto|threads|processes]\n";
-}
-
-std::string parseOptions(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--query") {
-      o->query = true;
-      continue;
-    }
-    if (i + 1 >= argc) return "unknown argument, or one without its value: '" + arg + "'";
-    const std::string value = argv[++i];
-    auto bad = [&] { return arg + ": bad value '" + value + "'"; };
-    if (arg == "--nccl") {
-      o->ncclPath = value;
-    } else if (arg == "--json") {
-      o->jsonPath = value;
-    } else if (arg == "--layout") {
-      if (value == "auto") {
-        o->layout = Layout::kAuto;
-      } else if (value == "threads") {
-        o->layout = Layout::kThreads;
-      } else if (value == "processes") {
-        o->layout = Layout::kProcesses;
-      } else {
-        return bad() + " (auto, threads or processes)";
-      }
-    } else if (arg == "--ranks") {
-      const auto v = parseInt(value, 2, 64);  // kMaxRanks (shared_state.h)
-      if (!v) return bad() + " (2 to 64)";
-      o->ranks = int(*v);
-    } else if (arg == "--factor") {
-      const auto v = parseInt(value, 2, 1 << 20);
-      if (!v) return bad() + " (at least 2)";
-      o->factor = size_t(*v);
-    } else if (arg == "--rounds") {
-      const auto v = parseInt(value, 1, 1000);
-      if (!v) return bad() + " (1 to 1000)";
-      o->rounds = int(*v);
-    } else if (arg == "--deadline") {
-      const auto v = parseInt(value, 1, 86400);
-      if (!v) return bad() + " (seconds, 1 to 86400)";
-      o->deadlineSeconds = double(*v);
-    } else if (arg == "--min" || arg == "--max") {
-      const auto v = parseBytes(value);
-      if (!v || *v < 4) return bad() + " (bytes >= 4, e.g. 8, 64K, 1G)";
-      (arg == "--min" ? o->minBytes : o->maxBytes) = *v;
-    } else {
-      return "unknown argument '" + arg + "'";
-    }
+std::optional<int> parseOptions(int argc, const char* const* argv, Options* o) {
+  CLI::App app{
+      "Times braid and NCCL in one process on one GPU, in the same loop: all-reduce, "
+      "all-gather and reduce-scatter over a sweep of sizes, ranks sharing GPU 0.",
+      "braid-nccl-compare"};
+  app.set_help_flag("-h,--help", "print this help");
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  std::string minText = "8", maxText = "1G", layout = "auto";
+  app.add_flag("--query", o->query, "print the device and NCCL, run nothing");
+  app.add_option("--nccl", o->ncclPath, "libnccl.so.2 to open (default: the loader's search)")
+      ->type_name("PATH");
+  app.add_option("--ranks", o->ranks, "ranks sharing GPU 0, 2 to 64 (2)")
+      ->type_name("N")
+      ->check(CLI::Range(2, 64));  // kMaxRanks (shared_state.h)
+  app.add_option("--layout", layout,
+                 "ranks on threads of one process, one process each, or auto: threads, then "
+                 "processes if NCCL refuses threads (auto)")
+      ->type_name("auto|threads|processes")
+      ->check(CLI::IsMember({"auto", "threads", "processes"}));
+  app.add_option("--min", minText, "smallest size, bytes with K/M/G (8)")->type_name("BYTES");
+  app.add_option("--max", maxText, "largest size, bytes with K/M/G (1G)")->type_name("BYTES");
+  app.add_option("--factor", o->factor, "size multiplier per step, 2 to 1048576 (2)")
+      ->type_name("F")
+      ->check(CLI::Range(size_t{2}, size_t{1} << 20));
+  app.add_option("--rounds", o->rounds, "braid/NCCL pairs per size; the median is kept (3)")
+      ->type_name("R")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--deadline", o->deadlineSeconds,
+                 "the watchdog ends the run after this many seconds, 1 to 86400 (140)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(1.0, 86400.0));
+  app.add_option("--json", o->jsonPath, "also write the results here")->type_name("FILE");
+  if (std::optional<int> exit = cli::parse(app, argc, argv)) return exit;
+  const std::optional<size_t> minBytes = parseBytes(minText), maxBytes = parseBytes(maxText);
+  std::string why;
+  if (!minBytes) {
+    why = "--min: expected bytes from 4 to 1024G (e.g. 8, 64K, 1G), got '" + minText + "'";
+  } else if (!maxBytes) {
+    why = "--max: expected bytes from 4 to 1024G (e.g. 8, 64K, 1G), got '" + maxText + "'";
+  } else if (*minBytes > *maxBytes) {
+    why = "--min " + minText + " is larger than --max " + maxText;
   }
-  if (o->minBytes > o->maxBytes) return "--min is larger than --max";
-  return "";
+  if (!why.empty()) {
+    cli::usageError("braid-nccl-compare", why);
+    return cli::kUsageError;
+  }
+  o->minBytes = *minBytes;
+  o->maxBytes = *maxBytes;
+  o->layout = layout == "threads"     ? Layout::kThreads
+              : layout == "processes" ? Layout::kProcesses
+                                      : Layout::kAuto;
+  return std::nullopt;
 }
 
 }  // namespace braid::perf

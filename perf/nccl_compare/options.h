@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,10 +32,8 @@ struct Options {
                                          Collective::kReduceScatter};
 };
 
-/// Reads argv into `o`; returns "" or a sentence naming the bad argument.
-std::string parseOptions(int argc, char** argv, Options* o);
-
-/// The usage text, one flag per line.
-const char* usage();
+/// Reads argv into `o`. Returns nothing when the program should go on, else its exit status:
+/// 0 after --help, 2 after one sentence naming the argument refused (tools/cli/cli.h).
+std::optional<int> parseOptions(int argc, const char* const* argv, Options* o);
 
 }  // namespace braid::perf

@@ -3,7 +3,7 @@
 
     gpu_kit_test.py KIT
 
-- --dry-run lists the 13 checks in the issue's priority order, and runs nothing;
+- --dry-run lists the 15 checks in the issue's priority order, and runs nothing;
 - a plain run exits 0 with every check `skipped: no GPU` in gpu-report.md;
 - with --assume-gpu and fake checks: a check that hangs (with a child of its own) is killed
   at its timeout, child included, and the run goes on; a check that crashes fails alone; a
@@ -18,7 +18,8 @@ import sys
 import tempfile
 import time
 
-EXPECTED_IDS = ["1", "2", "3a", "3b", "3c", "4a", "4b", "5", "6", "7", "8", "9", "10"]
+EXPECTED_IDS = ["1", "2", "3a", "3b", "3c", "4a", "4b", "5", "6", "7", "8", "9", "10", "11",
+                "12"]
 
 
 def run(kit, *args, timeout=120):
@@ -50,7 +51,8 @@ def main():
     ids = [l.split("]")[0][1:] for l in r.stdout.splitlines() if l.startswith("[")]
     if r.returncode != 0 or ids != EXPECTED_IDS:
         fail(f"--dry-run listed {ids}, expected {EXPECTED_IDS}", r)
-    for needle in ("bin/device_executor_gpu_test", "bin/braid-nccl-compare", "test_cuda_backend"):
+    for needle in ("bin/device_executor_gpu_test", "bin/braid-nccl-compare", "test_cuda_backend",
+                   "nccl/all_reduce_perf", "lib/nccl/libnccl.so.2", "nccl/nccl_ddp.py"):
         if needle not in r.stdout:
             fail(f"--dry-run does not mention {needle}", r)
 

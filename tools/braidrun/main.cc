@@ -7,14 +7,15 @@
 #include "braid.h"
 #include "braidrun/launcher.h"
 #include "braidrun/options.h"
+#include "tools/cli/cli.h"
 
 int main(int argc, char** argv) {
   using namespace braid::run;
   Options options;
   std::string error;
   if (!parseOptions(argc, argv, &options, &error)) {
-    std::fprintf(stderr, "braidrun: %s (see braidrun --help)\n", error.c_str());
-    return 2;  // a usage error, as getopt-based tools report it
+    braid::cli::usageError("braidrun", error);
+    return braid::cli::kUsageError;
   }
   if (options.showHelp) {
     std::fputs(usageText().c_str(), stdout);

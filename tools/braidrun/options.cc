@@ -1,9 +1,13 @@
 #include "braidrun/options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <string_view>
+
+#include "tools/cli/cli.h"
 
 namespace braid::run {
 namespace {
@@ -25,61 +29,6 @@ bool parseWholeDouble(const std::string& text, double* value) {
   errno = 0;
   *value = std::strtod(text.c_str(), &end);
   return errno == 0 && *end == '\0' && std::isfinite(*value);
-}
-
-// Walks argv, handing out option values whether they come as "--opt=value",
-// "-nVALUE" or the next argument.
-class ArgCursor {
- public:
-  ArgCursor(int argc, const char* const* argv) : argc_(argc), argv_(argv) {}
-
-  bool done() const { return index_ >= argc_; }
-  std::string_view peek() const { return argv_[index_]; }
-  void advance() { ++index_; }
-
-  // Takes the remaining arguments as the command to run.
-  std::vector<std::string> rest() {
-    std::vector<std::string> out(argv_ + index_, argv_ + argc_);
-    index_ = argc_;
-    return out;
-  }
-
-  // The value of option `name` whose text `arg` has already been consumed:
-  // `inlineValue` if the option carried one, else the next argument.
-  bool value(std::string_view name, const char* inlineValue, std::string* out, std::string* error) {
-    if (inlineValue != nullptr) {
-      *out = inlineValue;
-      return true;
-    }
-    if (done()) {
-      *error = "option " + std::string(name) + " needs a value";
-      return false;
-    }
-    *out = argv_[index_++];
-    return true;
-  }
-
- private:
-  int argc_;
-  const char* const* argv_;
-  int index_ = 1;  // argv[0] is braidrun
-};
-
-// Splits "--name=value" into name and value; other forms have no inline value.
-// Short options take an attached value too ("-n4", "-xVAR=1"), as getopt would.
-void splitOption(std::string_view arg, std::string_view* name, const char** inlineValue) {
-  *inlineValue = nullptr;
-  *name = arg;
-  if (arg.rfind("--", 0) == 0) {
-    size_t eq = arg.find('=');
-    if (eq != std::string_view::npos) {
-      *name = arg.substr(0, eq);
-      *inlineValue = arg.data() + eq + 1;
-    }
-  } else if (arg.size() > 2 && arg[0] == '-' && arg != "-np") {
-    *name = arg.substr(0, 2);
-    *inlineValue = arg.data() + 2;
-  }
 }
 
 bool parseRankCount(std::string_view name, const std::string& text, Options* options,
@@ -194,94 +143,200 @@ bool finishHosts(const HostOptions& given, Options* options, std::string* error)
                              given.launcherQuote, &options->launch, error);
 }
 
+// What the command line says, as CLI11 reads it; the values are checked afterwards by the
+// helpers above, so that every refusal names the option and what it expects.
+struct RawOptions {
+  std::string ranks, timeout, hostList, hostFile, launcher, mapBy, rootAddress, rootPort;
+  std::vector<std::string> extraEnv;
+  bool tagOutput = false, launcherQuote = false, version = false;
+  CLI::Option *ranksGiven, *timeoutGiven, *hostListGiven, *hostFileGiven, *launcherGiven,
+      *mapByGiven, *rootAddressGiven, *rootPortGiven;
+};
+
+constexpr const char* kUsage =
+    "usage: braidrun -n N [options] [--] program [args...]\n"
+    "       braidrun [-n N] --hosts a:4,b:4 [--launcher 'ssh {host}'] [options] [--] program";
+
+constexpr const char* kDescription =
+    "Starts N ranks of `program`, each with the environment that\n"
+    "braidCommInitFromEnv reads (BRAID_RANK, BRAID_NRANKS, BRAID_LOCAL_RANK,\n"
+    "BRAID_LOCAL_SIZE, BRAID_ROOT, BRAID_SECRET, BRAID_JOB_TAG) and the torchrun\n"
+    "names (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,\n"
+    "MASTER_PORT). Without --hosts every rank runs on this machine. The first word\n"
+    "that is not an option (or everything after --) is the program; it and its\n"
+    "arguments are passed on untouched.";
+
+constexpr const char* kFooter =
+    "Ranks on localhost or this machine's own name start directly; the others through\n"
+    "the launcher, which gets BRAID_* variables of braidrun's environment, the job's\n"
+    "variables and -x ones on its command line.\n"
+    "\n"
+    "If a rank exits non-zero or dies from a signal, the others get SIGTERM and,\n"
+    "3 seconds later, SIGKILL; braidrun exits with that rank's status (128+signal\n"
+    "for a signal). SIGINT, SIGTERM and SIGHUP are forwarded to every rank (for a\n"
+    "launched rank: to its launcher process).\n"
+    "Exit status: 2 for a bad command line, 124 on --timeout, 127 if the program\n"
+    "(or the launcher) cannot be started.";
+
+std::unique_ptr<CLI::App> makeApp(RawOptions* raw) {
+  auto app = std::make_unique<CLI::App>(kDescription, "braidrun");
+  // The program and its arguments are not braidrun's: parsing stops at the first word that is
+  // not an option (or at --), and the rest is left for the program.
+  cli::setUsage(*app, kUsage);
+  app->prefix_command();
+  app->footer(kFooter);
+  app->set_help_flag("-h,--help", "print this help");
+  // A repeated option takes its last value, as getopt-based launchers do.
+  app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  raw->ranksGiven = app->add_option("-n,--np", raw->ranks,
+                                    "number of ranks, 1 to 1024 (with --hosts: must match their "
+                                    "sum); -np N as mpirun's");
+  app->add_flag("-t,--tag-output", raw->tagOutput,
+                "prefix every line of stdout and stderr with \"[rank] \"")
+      ->disable_flag_override();
+  raw->timeoutGiven = app->add_option("--timeout", raw->timeout,
+                                      "kill all ranks after S seconds and exit with 124");
+  app->add_option("-x", raw->extraEnv,
+                  "VAR=VALUE: add it to every rank's environment (repeatable); VAR alone passes "
+                  "braidrun's own value of VAR")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_flag("--version", raw->version, "print braidrun's version")->disable_flag_override();
+  const char* hosts = "Many hosts";
+  raw->hostListGiven = app->add_option("-H,--hosts,--host", raw->hostList,
+                                       "hosts and rank counts: a:4,b:4 (a bare name is one rank)")
+                           ->group(hosts);
+  raw->hostFileGiven =
+      app->add_option("--hostfile", raw->hostFile,
+                      "one host per line: name, name:N or name slots=N; # comments")
+          ->group(hosts);
+  raw->mapByGiven = app->add_option("--map-by", raw->mapBy,
+                                    "fill each host in turn (slot, default) or deal "
+                                    "ranks round robin over the hosts (node)")
+                        ->group(hosts);
+  raw->launcherGiven =
+      app->add_option("--launcher", raw->launcher,
+                      "command that runs a rank on a host, {host} replaced by its name (default "
+                      "'ssh {host}'); the rank's variables follow as 'env NAME=VALUE... program "
+                      "args'")
+          ->group(hosts);
+  app->add_flag("--launcher-quote", raw->launcherQuote,
+                "quote those words for a shell on the far side (automatic for ssh and rsh)")
+      ->disable_flag_override()
+      ->group(hosts);
+  raw->rootAddressGiven =
+      app->add_option("--root-addr", raw->rootAddress,
+                      "address the ranks reach rank 0's host at (default: this machine's address "
+                      "on the route to the first other host when rank 0 runs here, else rank 0's "
+                      "host name)")
+          ->group(hosts);
+  raw->rootPortGiven = app->add_option("--root-port", raw->rootPort,
+                                       "the bootstrap root's port (default: one free "
+                                       "here)")
+                           ->group(hosts);
+  // The value names the help shows (CLI11 would say TEXT, as every value is a string here).
+  const std::pair<const char*, const char*> valueNames[] = {
+      {"-n", "N"},         {"--timeout", "S"},   {"-x", "VAR[=VALUE]"},
+      {"--hosts", "LIST"}, {"--hostfile", "F"},  {"--map-by", "slot|node"},
+      {"--launcher", "T"}, {"--root-addr", "A"}, {"--root-port", "P"}};
+  for (const auto& [option, valueName] : valueNames) app->get_option(option)->type_name(valueName);
+  return app;
+}
+
+// braidrun's own arguments, for CLI11 in its reversed order. mpirun spells the rank count
+// "-np N", which CLI11 (as getopt) would read as "-n p": among braidrun's own options, before
+// the program, it becomes "--np". A value given to a flag ("--tag-output=yes") is refused here
+// with the flag's name.
+bool ownArguments(const CLI::App& app, int argc, const char* const* argv,
+                  std::vector<std::string>* args, std::string* error) {
+  args->assign(argv + 1, argv + argc);
+  for (size_t i = 0; i < args->size(); ++i) {
+    std::string& arg = (*args)[i];
+    if (arg == "--" || arg.size() < 2 || arg[0] != '-') break;  // the program starts here
+    if (arg == "-np") arg = "--np";
+    const CLI::Option* option = app.get_option_no_throw(arg.substr(0, arg.find('=')));
+    if (option == nullptr) continue;
+    if (option->get_expected_max() == 0 && arg.find('=') != std::string::npos) {
+      *error = "option " + arg.substr(0, arg.find('=')) + " takes no value";
+      return false;
+    }
+    // An option whose value is the next word: skip that word, whatever it looks like.
+    if (option->get_expected_min() > 0 && arg.find('=') == std::string::npos) ++i;
+  }
+  std::reverse(args->begin(), args->end());
+  return true;
+}
+
+// Checks each value CLI11 collected, in the order of the options' table.
+bool checkValues(const RawOptions& raw, HostOptions* hostOptions, Options* options,
+                 std::string* error) {
+  if (raw.ranksGiven->count() > 0 && !parseRankCount("-n", raw.ranks, options, error)) {
+    return false;
+  }
+  options->tagOutput = raw.tagOutput;
+  if (raw.timeoutGiven->count() > 0 && !parseTimeout(raw.timeout, options, error)) return false;
+  for (const std::string& variable : raw.extraEnv) {
+    if (!parseExtraEnv(variable, options, error)) return false;
+  }
+  if (raw.hostListGiven->count() > 0 && raw.hostList.empty()) {
+    *error = "option --hosts needs a host list such as a:4,b:4";
+    return false;
+  }
+  if (raw.hostFileGiven->count() > 0 && raw.hostFile.empty()) {
+    *error = "option --hostfile needs a file name";
+    return false;
+  }
+  if (raw.mapByGiven->count() > 0 && !parseMapBy(raw.mapBy, options, error)) return false;
+  if (raw.rootAddressGiven->count() > 0 && raw.rootAddress.empty()) {
+    *error = "option --root-addr needs an address or host name";
+    return false;
+  }
+  options->rootAddress = raw.rootAddress;
+  if (raw.rootPortGiven->count() > 0 && !parseRootPort(raw.rootPort, options, error)) {
+    return false;
+  }
+  hostOptions->hostList = raw.hostList;
+  hostOptions->hostFile = raw.hostFile;
+  hostOptions->launcher = raw.launcher;
+  hostOptions->launcherGiven = raw.launcherGiven->count() > 0;
+  hostOptions->launcherQuote = raw.launcherQuote;
+  hostOptions->mapByGiven = raw.mapByGiven->count() > 0;
+  return true;
+}
+
 }  // namespace
 
 bool parseOptions(int argc, const char* const* argv, Options* options, std::string* error) {
   *options = Options();
-  HostOptions hostOptions;
-  ArgCursor args(argc, argv);
-  while (!args.done()) {
-    std::string_view arg = args.peek();
-    if (arg == "--") {
-      args.advance();
-      break;
-    }
-    // The first non-option word is the program; everything after it is its own.
-    if (arg.empty() || arg[0] != '-' || arg == "-") break;
-    args.advance();
-
-    std::string_view name;
-    const char* inlineValue = nullptr;
-    splitOption(arg, &name, &inlineValue);
-    std::string value;
-    if (name == "--help" || name == "-h") {
-      options->showHelp = true;
-    } else if (name == "--version") {
-      options->showVersion = true;
-    } else if (name == "--tag-output" || name == "-t") {
-      if (inlineValue != nullptr && *inlineValue != '\0') {
-        *error = "option " + std::string(name) + " takes no value";
-        return false;
-      }
-      options->tagOutput = true;
-    } else if (name == "-n" || name == "--np" || name == "-np") {
-      if (!args.value(name, inlineValue, &value, error) ||
-          !parseRankCount(name, value, options, error)) {
-        return false;
-      }
-    } else if (name == "--timeout") {
-      if (!args.value(name, inlineValue, &value, error) || !parseTimeout(value, options, error)) {
-        return false;
-      }
-    } else if (name == "-x") {
-      if (!args.value(name, inlineValue, &value, error) || !parseExtraEnv(value, options, error)) {
-        return false;
-      }
-    } else if (name == "-H" || name == "--hosts" || name == "--host") {
-      if (!args.value(name, inlineValue, &hostOptions.hostList, error)) return false;
-      if (hostOptions.hostList.empty()) {
-        *error = "option " + std::string(name) + " needs a host list such as a:4,b:4";
-        return false;
-      }
-    } else if (name == "--hostfile") {
-      if (!args.value(name, inlineValue, &hostOptions.hostFile, error)) return false;
-      if (hostOptions.hostFile.empty()) {
-        *error = "option --hostfile needs a file name";
-        return false;
-      }
-    } else if (name == "--launcher") {
-      if (!args.value(name, inlineValue, &hostOptions.launcher, error)) return false;
-      hostOptions.launcherGiven = true;
-    } else if (name == "--launcher-quote") {
-      if (inlineValue != nullptr) {
-        *error = "option --launcher-quote takes no value";
-        return false;
-      }
-      hostOptions.launcherQuote = true;
-    } else if (name == "--map-by") {
-      if (!args.value(name, inlineValue, &value, error) || !parseMapBy(value, options, error)) {
-        return false;
-      }
-      hostOptions.mapByGiven = true;
-    } else if (name == "--root-addr") {
-      if (!args.value(name, inlineValue, &options->rootAddress, error)) return false;
-      if (options->rootAddress.empty()) {
-        *error = "option --root-addr needs an address or host name";
-        return false;
-      }
-    } else if (name == "--root-port") {
-      if (!args.value(name, inlineValue, &value, error) || !parseRootPort(value, options, error)) {
-        return false;
-      }
-    } else {
-      *error = "unknown option '" + std::string(arg) + "'";
-      return false;
-    }
+  RawOptions raw;
+  std::unique_ptr<CLI::App> app = makeApp(&raw);
+  std::vector<std::string> args;
+  if (!ownArguments(*app, argc, argv, &args, error)) return false;
+  try {
+    app->parse(std::move(args));
+  } catch (const CLI::CallForHelp&) {
+    options->showHelp = true;  // answers without a job to run
+    return true;
+  } catch (const CLI::ParseError& e) {
+    *error = e.what();
+    return false;
   }
-  options->command = args.rest();
-
-  // --help and --version answer without a job to run.
-  if (options->showHelp || options->showVersion) return true;
+  std::vector<std::string> rest = app->remaining();
+  // What CLI11 could not place: an unknown option (it stops there), or the "--" that ends
+  // braidrun's options, or the program with everything after it.
+  if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-' && rest[0] != "--") {
+    *error = "unknown option '" + rest[0] + "'";
+    return false;
+  }
+  if (!rest.empty() && rest[0] == "--") rest.erase(rest.begin());
+  options->command = std::move(rest);
+  if (raw.version) {
+    options->showVersion = true;
+    return true;
+  }
+  HostOptions hostOptions;
+  if (!checkValues(raw, &hostOptions, options, error)) return false;
   if (!finishHosts(hostOptions, options, error)) return false;
   if (options->nranks == 0) {
     *error = "missing -n N: say how many ranks to start (1 to " + std::to_string(kMaxRanks) +
@@ -296,48 +351,8 @@ bool parseOptions(int argc, const char* const* argv, Options* options, std::stri
 }
 
 std::string usageText() {
-  return "usage: braidrun -n N [options] [--] program [args...]\n"
-         "       braidrun [-n N] --hosts a:4,b:4 [--launcher 'ssh {host}'] [options] [--] program\n"
-         "\n"
-         "Starts N ranks of `program`, each with the environment that\n"
-         "braidCommInitFromEnv reads (BRAID_RANK, BRAID_NRANKS, BRAID_LOCAL_RANK,\n"
-         "BRAID_LOCAL_SIZE, BRAID_ROOT, BRAID_SECRET, BRAID_JOB_TAG) and the torchrun\n"
-         "names (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,\n"
-         "MASTER_PORT). Without --hosts every rank runs on this machine.\n"
-         "\n"
-         "options:\n"
-         "  -n, --np N          number of ranks, 1 to 1024 (with --hosts: must match their sum)\n"
-         "  -t, --tag-output    prefix every line of stdout and stderr with \"[rank] \"\n"
-         "      --timeout S     kill all ranks after S seconds and exit with 124\n"
-         "  -x VAR=VALUE        add VAR=VALUE to every rank's environment (repeatable);\n"
-         "  -x VAR              pass braidrun's own value of VAR\n"
-         "  -h, --help          print this help\n"
-         "      --version       print braidrun's version\n"
-         "\n"
-         "many hosts:\n"
-         "  -H, --hosts LIST    hosts and rank counts: a:4,b:4 (a bare name is one rank)\n"
-         "      --hostfile F    one host per line: name, name:N or name slots=N; # comments\n"
-         "      --map-by slot|node  fill each host in turn (slot, default) or deal ranks\n"
-         "                      round robin over the hosts (node)\n"
-         "      --launcher T    command that runs a rank on a host, {host} replaced by its\n"
-         "                      name (default 'ssh {host}'); the rank's variables follow\n"
-         "                      as 'env NAME=VALUE... program args'\n"
-         "      --launcher-quote  quote those words for a shell on the far side (automatic\n"
-         "                      for ssh and rsh)\n"
-         "      --root-addr A   address the ranks reach rank 0's host at (default: this\n"
-         "                      machine's address on the route to the first other host when\n"
-         "                      rank 0 runs here, else rank 0's host name)\n"
-         "      --root-port P   the bootstrap root's port (default: one free here)\n"
-         "Ranks on localhost or this machine's own name start directly; the others through\n"
-         "the launcher, which gets BRAID_* variables of braidrun's environment, the job's\n"
-         "variables and -x ones on its command line.\n"
-         "\n"
-         "If a rank exits non-zero or dies from a signal, the others get SIGTERM and,\n"
-         "3 seconds later, SIGKILL; braidrun exits with that rank's status (128+signal\n"
-         "for a signal). SIGINT, SIGTERM and SIGHUP are forwarded to every rank (for a\n"
-         "launched rank: to its launcher process).\n"
-         "Exit status: 2 for a bad command line, 124 on --timeout, 127 if the program\n"
-         "(or the launcher) cannot be started.\n";
+  RawOptions raw;
+  return makeApp(&raw)->help();
 }
 
 }  // namespace braid::run

@@ -6,8 +6,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace braid::cli {
 
@@ -16,6 +18,26 @@ inline constexpr int kUsageError = 2;
 /// The one-sentence refusal: "<program>: <why> (see <program> --help)".
 inline void usageError(const std::string& program, const std::string& why) {
   std::fprintf(stderr, "%s: %s (see %s --help)\n", program.c_str(), why.c_str(), program.c_str());
+}
+
+/// Help that opens with the program's own usage lines (CLI11 would print "Usage: prog
+/// [OPTIONS]" after the description, which says nothing of a launcher's program and its
+/// arguments), then the description, the options and the footer.
+class UsageFirst : public CLI::Formatter {
+ public:
+  explicit UsageFirst(std::string usage) : usage_(std::move(usage)) {}
+  std::string make_description(const CLI::App*) const override { return ""; }
+  std::string make_usage(const CLI::App* app, std::string) const override {
+    return usage_ + "\n\n" + app->get_description() + "\n";
+  }
+
+ private:
+  std::string usage_;
+};
+
+/// Gives `app` those usage lines ("usage: prog ...", no final newline).
+inline void setUsage(CLI::App& app, std::string usage) {
+  app.formatter(std::make_shared<UsageFirst>(std::move(usage)));
 }
 
 /// Parses argv into `app`. Returns nothing when the program should go on, else the exit status:

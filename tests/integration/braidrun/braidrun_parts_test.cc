@@ -37,6 +37,31 @@ TEST(BraidrunOptions, AcceptsEveryOptionForm) {
   EXPECT_EQ(p.options.command, (std::vector<std::string>{"prog", "-n", "7", "--tag-output"}));
 }
 
+// The program and its arguments reach it as given, whatever they look like: braidrun's options
+// end at the first word that is not one (or at --), and nothing after it is parsed.
+TEST(BraidrunOptions, PassesTheProgramThroughUntouched) {
+  using Words = std::vector<std::string>;
+  const std::vector<std::pair<std::vector<const char*>, Words>> cases = {
+      {{"-n", "2", "--", "-x", "--help", "--"}, {"-x", "--help", "--"}},
+      {{"-n", "2", "--", "--", "a"}, {"--", "a"}},
+      {{"-n", "2", "prog", "--", "-np", "3", "--bogus=1", ""},
+       {"prog", "--", "-np", "3", "--bogus=1", ""}},
+      {{"-np", "2", "-x", "-n=1", "prog", "-h"}, {"prog", "-h"}},  // -x takes "-n=1" as its value
+      {{"-n", "2", "-", "x"}, {"-", "x"}},
+      {{"-n", "2", "--timeout", "5", "/bin/echo", "-t", "--timeout", "0"},
+       {"/bin/echo", "-t", "--timeout", "0"}},
+  };
+  for (const auto& [args, command] : cases) {
+    Parsed p = parse(args);
+    ASSERT_TRUE(p.ok) << p.error;
+    EXPECT_EQ(p.options.command, command);
+  }
+  EXPECT_EQ(parse({"-np", "3", "prog"}).options.nranks, 3);
+  Parsed unknown = parse({"-n", "2", "--bogus", "prog"});
+  EXPECT_FALSE(unknown.ok);
+  EXPECT_NE(unknown.error.find("'--bogus'"), std::string::npos) << unknown.error;
+}
+
 TEST(BraidrunOptions, RejectsBadRankCounts) {
   for (const char* n : {"0", "-1", "1025", "abc", "4x", "", " 4", "99999999999999999999"}) {
     Parsed p = parse({"-n", n, "prog"});

@@ -1,0 +1,2 @@
+// Stands for the shared command-line header, which train/ may include.
+#pragma once
