@@ -42,7 +42,15 @@ const Sink& sink() {
 
 }  // namespace
 
-LogLevel logLevel() { return sink().level; }
+namespace detail {
+std::atomic<int> knownLogLevel{-1};
+}  // namespace detail
+
+LogLevel logLevel() {
+  const LogLevel level = sink().level;
+  detail::knownLogLevel.store(static_cast<int>(level), std::memory_order_relaxed);
+  return level;
+}
 
 void setLogRank(int rank) { tlsRank = rank; }
 

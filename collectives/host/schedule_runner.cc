@@ -62,8 +62,8 @@ Result<uint8_t*> ScheduleRunner::resolve(const Span& span, bool writable) const 
 Status ScheduleRunner::enterStep() {
   const Step& step = schedule_->steps[step_];
   requests_.assign(step.actions.size(), transport::Request{});
-  waiting_.resize(step.actions.size());
-  for (size_t i = 0; i < waiting_.size(); ++i) waiting_[i] = static_cast<uint32_t>(i);
+  waiting_.clear();  // keeps the capacity: a restarted runner allocates nothing
+  for (size_t i = 0; i < step.actions.size(); ++i) waiting_.push_back(static_cast<uint32_t>(i));
   entered_ = true;
   BRAID_RETURN_IF_ERROR(buildLanes());
   bool ignored = false;
@@ -103,14 +103,6 @@ Status ScheduleRunner::buildLanes() {
   return Status::ok();
 }
 
-ScheduleRunner::Lane& ScheduleRunner::laneOf(size_t index) {
-  return peers_[laneIndex_[index] / 2].lanes[laneIndex_[index] % 2];
-}
-
-const ScheduleRunner::Lane& ScheduleRunner::laneOf(size_t index) const {
-  return peers_[laneIndex_[index] / 2].lanes[laneIndex_[index] % 2];
-}
-
 bool ScheduleRunner::Lane::inFlight(const std::vector<transport::Request>& requests) {
   // Requests of one lane may finish out of order (a connector may complete a
   // later small send before an earlier large one), so the cursor only skips
@@ -118,8 +110,6 @@ bool ScheduleRunner::Lane::inFlight(const std::vector<transport::Request>& reque
   while (doneUpTo < started && requests[actions[doneUpTo]].done) ++doneUpTo;
   return doneUpTo < started;
 }
-
-bool ScheduleRunner::isTransfer(const Action& a) { return a.peer >= 0; }
 
 int ScheduleRunner::pendingPeer(bool* receiving) const {
   *receiving = false;
@@ -138,17 +128,6 @@ int ScheduleRunner::pendingPeer(bool* receiving) const {
     if (sendPeer < 0) sendPeer = a.peer;
   }
   return sendPeer;
-}
-
-bool ScheduleRunner::canStart(size_t index) const {
-  const Action& a = schedule_->steps[step_].actions[index];
-  if (a.after >= 0 && !requests_[a.after].done) return false;
-  if (laneIndex_[index] < 0) return true;
-  // Connectors are FIFO per direction: a transfer may not overtake an earlier
-  // one of the step on the same connector and direction that has not started,
-  // so only the first unstarted transfer of its lane may start.
-  const Lane& lane = laneOf(index);
-  return lane.actions[lane.started] == index;
 }
 
 Status ScheduleRunner::startReady(bool* progressed) {

@@ -104,10 +104,22 @@ class ScheduleRunner {
   Status buildLanes();
   /// Starts, in action order, every action whose predecessors allow it.
   Status startReady(bool* progressed);
-  bool canStart(size_t index) const;
-  Lane& laneOf(size_t index);
-  const Lane& laneOf(size_t index) const;
-  static bool isTransfer(const Action& a);
+  // The helpers below run for every action of every step: inline.
+  bool canStart(size_t index) const {
+    const Action& a = schedule_->steps[step_].actions[index];
+    if (a.after >= 0 && !requests_[a.after].done) return false;
+    if (laneIndex_[index] < 0) return true;
+    // Connectors are FIFO per direction: a transfer may not overtake an earlier
+    // one of the step on the same connector and direction that has not started,
+    // so only the first unstarted transfer of its lane may start.
+    const Lane& lane = laneOf(index);
+    return lane.actions[lane.started] == index;
+  }
+  Lane& laneOf(size_t index) { return peers_[laneIndex_[index] / 2].lanes[laneIndex_[index] % 2]; }
+  const Lane& laneOf(size_t index) const {
+    return peers_[laneIndex_[index] / 2].lanes[laneIndex_[index] % 2];
+  }
+  static bool isTransfer(const Action& a) { return a.peer >= 0; }
   Status start(size_t index, bool* progressed);
   /// Pumps once each connector with a started, unfinished transfer of this step.
   Status pumpConnectors(bool* progressed);

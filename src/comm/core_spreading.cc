@@ -28,7 +28,8 @@ struct Placement {
   cpu_set_t own;         // the affinity to give back for calls that run unpinned
 };
 
-Placement& placement() {
+// Inlined: every call reads it on its way to the first message.
+[[gnu::always_inline]] inline Placement& placement() {
   static Placement p;
   return p;
 }
@@ -72,23 +73,6 @@ Status readBindMode(BindMode* mode) {
                            "': expected 'auto', 'spread' or 'none'");
   }
   return Status::ok();
-}
-
-bool pinsNextCall(BindMode mode, size_t callBytes, size_t maxPinnedBytes, int* smallRun) {
-  switch (mode) {
-    case BindMode::kAuto:
-      if (callBytes > maxPinnedBytes) {
-        *smallRun = 0;
-        return false;
-      }
-      if (*smallRun < kSmallCallsBeforePinning) ++*smallRun;
-      return *smallRun >= kSmallCallsBeforePinning;
-    case BindMode::kSpread:
-      return true;
-    case BindMode::kNone:
-      return false;
-  }
-  return false;
 }
 
 int spreadCpu(const int* allowedCpus, int cpuCount, int localIndex, int localRanks) {

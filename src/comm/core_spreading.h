@@ -59,7 +59,23 @@ inline constexpr int kSmallCallsBeforePinning = 16;
 /// *smallRun counts the thread's consecutive small calls (start at 0): auto
 /// pins once kSmallCallsBeforePinning of them ran in a row and releases at the
 /// first large call, so a barrier between large calls does not pin.
-bool pinsNextCall(BindMode mode, size_t callBytes, size_t maxPinnedBytes, int* smallRun);
+/// Inline: every call asks it.
+inline bool pinsNextCall(BindMode mode, size_t callBytes, size_t maxPinnedBytes, int* smallRun) {
+  switch (mode) {
+    case BindMode::kAuto:
+      if (callBytes > maxPinnedBytes) {
+        *smallRun = 0;
+        return false;
+      }
+      if (*smallRun < kSmallCallsBeforePinning) ++*smallRun;
+      return *smallRun >= kSmallCallsBeforePinning;
+    case BindMode::kSpread:
+      return true;
+    case BindMode::kNone:
+      return false;
+  }
+  return false;
+}
 
 /// The CPU that local index `localIndex` of `localRanks` takes among the
 /// `allowedCpus` (ascending): the (localIndex mod m)-th of the m; -1 for a

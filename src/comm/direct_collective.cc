@@ -44,12 +44,13 @@ Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
   return Status::ok();
 }
 
-// One call's schedule runner as pollUntilDone's work, recording into the
-// flight recorder with the call's schedules.
-class RunnerWork {
+// One call's schedule runner as a task (comm/task.h), recording into the
+// flight recorder with the call's schedules. The runner posts at its first poll.
+class RunnerTask : public OneCommTask {
  public:
-  RunnerWork(Comm& comm, const Op& op, ScheduleCache::Run& run)
-      : comm_(comm), op_(op), run_(run), runner_(*run.runners.front()) {}
+  RunnerTask(Comm& comm, const Op& op, ScheduleCache::Run& run)
+      : OneCommTask(comm, op.apiName), op_(op), run_(run), runner_(*run.runners.front()) {}
+  Status post() { return Status::ok(); }
   Status progress(bool* progressed) { return runner_.progress(progressed); }
   bool done() const { return runner_.done(); }
   int pendingPeer() const {
@@ -61,7 +62,6 @@ class RunnerWork {
   void recordSnapshot() { comm_.flightRecorder().snapshot(run_.runners); }
 
  private:
-  Comm& comm_;
   const Op& op_;
   ScheduleCache::Run& run_;
   ScheduleRunner& runner_;
@@ -81,8 +81,8 @@ Status runCollectiveDirect(const Op& op) {
   ScheduleCache::Run* run = nullptr;
   Status s = prepareRun(comm, op, &run);
   if (s.isOk()) {
-    RunnerWork work(comm, op, *run);
-    s = pollUntilDone(comm, op.apiName, work);
+    RunnerTask task(comm, op, *run);
+    s = pollUntilDone(task);
   } else {
     s = inCall(s, op.apiName, comm.rank());
   }

@@ -7,8 +7,10 @@
 // collective runs the runner its schedule-cache entry keeps
 // (ScheduleCache::Run), restarted on the new buffers, in a loop that polls
 // only that runner: after the first call of a shape, no allocation and no
-// clock read while the peers keep up. Waiting (IdleWait), failure reporting
-// (call_failure.h) and the flight recorder behave exactly as in the engine.
+// clock read while the peers keep up. The runner is a task of the one wait
+// loop (comm/poll_until_done.h), as the engine's stages are, so waiting,
+// failure reporting (call_failure.h) and the flight recorder behave exactly
+// as in the engine.
 //
 // Calls the direct path does not take go to the engine unchanged: BRAID_CHECK
 // (its signature exchange is a stage of its own) and AllToAllv (never cached).

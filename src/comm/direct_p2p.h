@@ -13,9 +13,9 @@
 // bytes, posted in call order on the peer's connector, so a rank whose group
 // takes this path meets a peer whose group the engine runs (a group that also
 // holds a collective, or a send to itself). Waiting, timeouts, stall reports,
-// aborts and failure reporting are pollUntilDone's and call_failure.h's, as
-// on the direct collective path; the flight recorder records the call with no
-// schedule attached, as for the tiny all-reduce.
+// aborts and failure reporting are the wait loop's (comm/poll_until_done.h)
+// and call_failure.h's, as on the direct collective path; the flight recorder
+// records the call with no schedule attached, as for the tiny all-reduce.
 #pragma once
 
 #include <span>
@@ -43,22 +43,10 @@ class DirectPointToPoint {
   Status run(std::span<const Op> ops);
 
  private:
-  Status post();
-
-  // The call as pollUntilDone's work.
-  template <typename Work>
-  friend Status pollUntilDone(Comm& comm, const char* apiName, Work& work);
-  Status progress(bool* progressed);
-  bool done() const;
-  // What a timeout blames: the first unfinished receive's peer, else the first
-  // unfinished send's; -1 when none.
-  int pendingPeer() const;
-  std::string describePending() const;
-  void recordBegin();
-  void recordSnapshot();
+  // One call's sends and receives as a task (comm/task.h) over the requests below.
+  class CallTask;
 
   Comm& comm_;
-  std::span<const Op> ops_;                    // the call in flight
   std::vector<transport::Request> requests_;   // one per op; connectors point here
   std::vector<transport::Connector*> pumped_;  // each peer's connector once, in first-use order
   std::vector<char> marked_;                   // by rank: its connector is in pumped_

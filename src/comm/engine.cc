@@ -10,8 +10,7 @@
 #include "comm/call_failure.h"
 #include "comm/comm.h"
 #include "comm/core_spreading.h"
-#include "comm/idle_wait.h"
-#include "comm/stall_diagnosis.h"
+#include "comm/poll_until_done.h"
 #include "core/log.h"
 #include "core/types.h"
 
@@ -229,60 +228,66 @@ class CommWork {
 };
 
 // Marks every communicator failed and prints its flight recorder (BRAID_DEBUG=WARN).
-Status failAll(std::vector<CommWork>& works, const Status& error) {
+void failAll(std::vector<CommWork>& works, const Status& error) {
   for (auto& w : works) {
     w.snapshot();
     markCallFailed(*w.comm(), error);
   }
-  return error;
 }
 
-Status waitLoop(std::vector<CommWork>& works) {
-  double timeout = works[0].comm()->config().timeoutSeconds;
-  for (auto& w : works) {
-    timeout = std::min(timeout, w.comm()->config().timeoutSeconds);
-  }
-  IdleWait idle(timeout, works[0].comm()->spinRounds());
-  StallDiagnosis stall;
-  while (true) {
-    bool progressed = false, allDone = true;
-    for (auto& w : works) {
+// The works of one call as a task (comm/task.h): each communicator's stages
+// advance side by side. Stages record their own begin in the flight recorder.
+class GroupTask {
+ public:
+  explicit GroupTask(std::vector<CommWork>& works) : works_(works) {}
+
+  Status post() { return Status::ok(); }  // a stage posts at its first advance
+
+  Status progress(bool* progressed) {
+    for (size_t i = 0; i < works_.size(); ++i) {
+      CommWork& w = works_[i];
       if (w.done()) continue;
-      Status s = w.advance(&progressed);
-      if (!s.isOk()) return failAll(works, inCall(s, w.currentApi(), w.comm()->rank()));
-      allDone &= w.done();
+      Status s = w.advance(progressed);
+      if (!s.isOk()) {
+        at_ = i;  // the error names this communicator's call
+        return s;
+      }
     }
-    if (allDone) return Status::ok();
-    if (progressed) {
-      idle.progressed();
-      stall.progressed();
-      continue;
-    }
-    CommWork* waiting = nullptr;
-    for (auto& w : works) {
-      if (w.done()) continue;
-      if (w.comm()->abortRequested()) return failAll(works, abortCalledError(w.comm()->rank()));
-      if (waiting == nullptr) waiting = &w;
-    }
-    if (idle.expired()) {
-      const int peer = waiting->pendingPeer();
-      if (stall.reportFirst(*waiting->comm(), peer, idle)) continue;
-      return failAll(works, stallError(*waiting->comm(), waiting->currentApi(), timeout,
-                                       waiting->describePending(), peer));
-    }
-    if (idle.pauseBriefly()) continue;
-    // Sleep in the transport; with several communicators, only briefly,
-    // since one transport cannot hear another's peers.
-    int maxWaitMs = works.size() == 1 ? 100 : 1;
-    for (auto& w : works) w.snapshot();  // what a signal or a timeout would print
-    transport::Transport* t = waiting->comm()->transport();
-    Status s = t != nullptr ? t->waitForActivity(idle.deadline(), maxWaitMs)
-                            : internalError("a single-rank communicator waits for a peer");
-    if (!s.isOk()) {
-      return failAll(works, inCall(s, waiting->currentApi(), waiting->comm()->rank()));
-    }
+    at_ = 0;
+    while (at_ + 1 < works_.size() && works_[at_].done()) ++at_;
+    return Status::ok();
   }
-}
+
+  bool done() const {
+    return std::all_of(works_.begin(), works_.end(), [](const CommWork& w) { return w.done(); });
+  }
+  Comm& waitingOn() { return *works_[at_].comm(); }
+  const char* api() const { return works_[at_].currentApi(); }
+  Comm* aborted() {
+    for (auto& w : works_) {
+      if (!w.done() && w.comm()->abortRequested()) return w.comm();
+    }
+    return nullptr;
+  }
+  int pendingPeer() const { return works_[at_].pendingPeer(); }
+  std::string describePending() const { return works_[at_].describePending(); }
+  void recordBegin() {}
+  void recordSnapshot() {
+    for (auto& w : works_) w.snapshot();
+  }
+
+  WaitPolicy waitPolicy() const {
+    double timeout = works_[0].comm()->config().timeoutSeconds;
+    for (auto& w : works_) timeout = std::min(timeout, w.comm()->config().timeoutSeconds);
+    // With several communicators, sleep only briefly: one transport cannot hear another's
+    // peers.
+    return {timeout, works_[0].comm()->spinRounds(), works_.size() == 1 ? 100 : 1};
+  }
+
+ private:
+  std::vector<CommWork>& works_;
+  size_t at_ = 0;  // the work waited on: the first not done, or the one that failed
+};
 
 }  // namespace
 
@@ -320,11 +325,11 @@ Status runOps(std::span<const Op> ops) {
                   [](const CommWork& w) { return w.comm()->placesRanks(); })) {
     placeForCall(largest);
   }
-  for (auto& w : works) {
-    BRAID_RETURN_IF_ERROR(w.comm()->health());
-    w.comm()->enter();
-  }
-  Status s = waitLoop(works);
+  for (auto& w : works) BRAID_RETURN_IF_ERROR(w.comm()->health());
+  for (auto& w : works) w.comm()->enter();
+  GroupTask task(works);
+  const Status s = pollUntilDone(task);
+  if (!s.isOk()) failAll(works, s);
   for (auto& w : works) w.comm()->leave();
   return s;
 }

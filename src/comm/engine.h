@@ -2,15 +2,15 @@
 //
 // Ops are grouped by communicator. On one communicator all sends/recvs of
 // the call run first, together as one batch (so pairs inside a group never
-// deadlock), then the collectives one at a time in call order; different communicators
-// progress side by side in the same loop (braidCommInitAll driven from one
-// thread). Waiting spins briefly, yields, then sleeps in the transport; the
-// deadline (BRAID_TIMEOUT) counts from the last progress, so a long but
+// deadlock), then the collectives one at a time in call order; different
+// communicators progress side by side as one task (comm/task.h) of the one
+// wait loop (comm/poll_until_done.h; braidCommInitAll driven from one thread).
+// The deadline (BRAID_TIMEOUT) counts from the last progress, so a long but
 // moving collective never times out and a stuck one always does.
 //
 // A single blocking collective outside a group does not come here: it runs on
-// the direct path (comm/direct_collective.h), which shares the waiting
-// (comm/idle_wait.h) and the failure handling (comm/call_failure.h). Nor do
+// the direct path (comm/direct_collective.h), which shares the loop and the
+// failure handling (comm/call_failure.h). Nor do
 // sends and receives alone on one communicator, grouped or not
 // (comm/direct_p2p.h): they post the same messages, so either side of a pair
 // may take either path.

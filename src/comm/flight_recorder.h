@@ -1,10 +1,10 @@
 // The flight recorder: the last collectives of one communicator and how far
 // each got, so that a hang or a failure can be diagnosed from the log alone.
 //
-// The engine (one thread per call) records three moments of every stage it
-// runs (a collective, its BRAID_CHECK signature exchange, or a batch of
-// sends/recvs): begin (the schedules), a progress snapshot taken only when the
-// engine is about to sleep (step index and bytes moved by each pending
+// Every host call (one thread per call; comm/task.h) records three moments of
+// every stage it runs (a collective, its BRAID_CHECK signature exchange, or a
+// batch of sends/recvs): begin (the schedules), a progress snapshot taken only
+// when the wait loop is about to sleep (step index and bytes moved by each pending
 // transfer, and the time waiting began), and the end (done or failed).
 // Nothing is computed and no clock is read on the busy path (a clock read
 // costs tens of ns, a fair share of a small collective): per-peer

@@ -19,7 +19,6 @@ namespace braid {
 namespace {
 
 struct GroupState {
-  int depth = 0;
   std::vector<Op> ops;
   std::vector<Op> deviceOps;  // enqueued on their streams at the outermost groupEnd
   std::vector<void*> deviceStreams;
@@ -28,6 +27,9 @@ struct GroupState {
 };
 
 thread_local GroupState group;
+// The nesting depth, apart from the queues: constant-initialised, so the
+// ungrouped call, which reads only this, skips the queues' thread-local set-up.
+thread_local int groupDepth = 0;
 
 // A group that mixes host and device buffers on one communicator cannot keep both
 // promises: the host calls complete at braidGroupEnd, the device calls on the stream later,
@@ -56,7 +58,7 @@ Status runPointToPoint(std::span<const Op> ops) {
 }  // namespace
 
 Status submitOnDevice(Op op, void* stream) {
-  if (group.depth == 0) return enqueueOnDevice(op, stream);
+  if (groupDepth == 0) return enqueueOnDevice(op, stream);
   BRAID_RETURN_IF_ERROR(checkDeviceBuffers(op));  // refused at the call, as outside a group
   group.deviceOps.push_back(std::move(op));
   group.deviceStreams.push_back(stream);
@@ -64,7 +66,7 @@ Status submitOnDevice(Op op, void* stream) {
 }
 
 Status submit(Op op) {
-  if (group.depth > 0) {
+  if (groupDepth > 0) {
     group.ops.push_back(std::move(op));
     return Status::ok();
   }
@@ -74,11 +76,11 @@ Status submit(Op op) {
 }
 
 Status groupStart() {
-  ++group.depth;
+  ++groupDepth;
   return Status::ok();
 }
 
-bool inGroup() { return group.depth > 0; }
+bool inGroup() { return groupDepth > 0; }
 
 Status deferJoin(braidComm_t handle) {
   group.joins.push_back(handle);
@@ -101,14 +103,14 @@ Status runJoins(const std::vector<braidComm_t>& joins) {
 }
 
 void failGroup(const Status& error) {
-  if (group.depth > 0 && group.error.isOk()) group.error = error;
+  if (groupDepth > 0 && group.error.isOk()) group.error = error;
 }
 
 Status groupEnd() {
-  if (group.depth == 0) {
+  if (groupDepth == 0) {
     return invalidUsage("braidGroupEnd called without a matching braidGroupStart");
   }
-  if (--group.depth > 0) return Status::ok();
+  if (--groupDepth > 0) return Status::ok();
   std::vector<Op> ops = std::move(group.ops);
   std::vector<Op> deviceOps = std::move(group.deviceOps);
   std::vector<void*> deviceStreams = std::move(group.deviceStreams);

@@ -80,7 +80,8 @@ class HandleTable {
   uint32_t used_ = 0;
 };
 
-HandleTable& table() {
+// table() and decode() are inlined: every call on a communicator decodes its handle.
+[[gnu::always_inline]] inline HandleTable& table() {
   static auto* t = new HandleTable;  // never destroyed: handles outlive static destructors
   return *t;
 }
@@ -90,7 +91,7 @@ struct Decoded {
   uint64_t liveWord = 0;  // the slot's word while this token's communicator is live
 };
 
-Decoded decode(braidComm_t handle) {
+[[gnu::always_inline]] inline Decoded decode(braidComm_t handle) {
   const auto token = reinterpret_cast<uintptr_t>(handle);
   Decoded d;
   if ((token & 0xFF) != kTag) return d;

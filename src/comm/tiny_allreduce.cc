@@ -68,13 +68,92 @@ bool TinyAllReduce::takes(const Op& op) const {
   return forced_.empty() || forced_.pick("allreduce", bytes).empty();
 }
 
+// The exchange of one call as a task (comm/task.h): its requests and staging
+// are the TinyAllReduce's, which outlives any call.
+class TinyAllReduce::ExchangeTask : public OneCommTask {
+ public:
+  ExchangeTask(TinyAllReduce& tiny, const Op& op, size_t bytes)
+      : OneCommTask(tiny.comm_, op.apiName), tiny_(tiny), op_(op), bytes_(bytes) {}
+
+  // Receives first: a peer's message that is already in the FIFO lands at
+  // the first poll. The own input goes out unchanged to every peer.
+  Status post() {
+    for (int peer = 0; peer < tiny_.nranks_; ++peer) {
+      if (peer == tiny_.rank_) continue;
+      transport::RecvSink sink;
+      sink.dst = tiny_.staged(peer);
+      transport::Connector* c = tiny_.connectors_[peer];
+      BRAID_RETURN_IF_ERROR(c->postRecv(sink, bytes_, &tiny_.recvs_[peer]));
+      BRAID_RETURN_IF_ERROR(c->postSend(op_.send, bytes_, &tiny_.sends_[peer]));
+    }
+    return Status::ok();
+  }
+
+  Status progress(bool* progressed) {
+    for (int peer = 0; peer < tiny_.nranks_; ++peer) {
+      if (peer == tiny_.rank_) continue;
+      bool moved = false;
+      BRAID_RETURN_IF_ERROR(tiny_.connectors_[peer]->progress(&moved));
+      *progressed = *progressed || moved;
+    }
+    return Status::ok();
+  }
+
+  bool done() const {
+    for (int peer = 0; peer < tiny_.nranks_; ++peer) {
+      if (peer != tiny_.rank_ && !(tiny_.recvs_[peer].done && tiny_.sends_[peer].done)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The first unfinished receive's peer, else the first unfinished send's.
+  int pendingPeer() const {
+    for (int peer = 0; peer < tiny_.nranks_; ++peer) {
+      if (peer != tiny_.rank_ && !tiny_.recvs_[peer].done) return peer;
+    }
+    for (int peer = 0; peer < tiny_.nranks_; ++peer) {
+      if (peer != tiny_.rank_ && !tiny_.sends_[peer].done) return peer;
+    }
+    return -1;
+  }
+
+  std::string describePending() const {
+    std::string out = "tiny exchange";
+    for (int peer = 0; peer < tiny_.nranks_; ++peer) {
+      if (peer == tiny_.rank_) continue;
+      const transport::Request& r = tiny_.recvs_[peer];
+      const transport::Request& s = tiny_.sends_[peer];
+      if (!s.done) {
+        out += ", send to rank " + std::to_string(peer) + " (" + std::to_string(s.completed) + "/" +
+               std::to_string(s.bytes) + " bytes)";
+      }
+      if (!r.done) {
+        out += ", recv from rank " + std::to_string(peer) + " (" + std::to_string(r.completed) +
+               "/" + std::to_string(r.bytes) + " bytes)";
+      }
+    }
+    return out;
+  }
+
+  void recordBegin() { comm_.flightRecorder().begin(op_, 1, false, FlightRecorder::kNoSchedules); }
+  void recordSnapshot() { comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners); }
+
+ private:
+  TinyAllReduce& tiny_;
+  const Op& op_;
+  const size_t bytes_;
+};
+
 Status TinyAllReduce::run(const Op& op) {
   const bool barrier = op.coll == coll::CollKind::kBarrier;
   const size_t bytes = barrier ? 0 : op.count * typeSize(op.type);
   comm_.enter();
   if (comm_.placesRanks()) placeForCall(bytes);
   BRAID_TRACE("%s: %zu elements, tiny, 1 steps", op.apiName, op.count);
-  Status s = exchange(op, bytes);
+  ExchangeTask exchange(*this, op, bytes);
+  Status s = pollUntilDone(exchange);
   if (s.isOk()) {
     if (!barrier) reduceInRankOrder(op, bytes);
     comm_.flightRecorder().end(s);
@@ -84,39 +163,6 @@ Status TinyAllReduce::run(const Op& op) {
   }
   comm_.leave();
   return s;
-}
-
-Status TinyAllReduce::exchange(const Op& op, size_t bytes) {
-  // Receives first: a peer's message that is already in the FIFO lands at
-  // the first poll. The own input goes out unchanged to every peer.
-  for (int peer = 0; peer < nranks_; ++peer) {
-    if (peer == rank_) continue;
-    transport::RecvSink sink;
-    sink.dst = staged(peer);
-    Status s = connectors_[peer]->postRecv(sink, bytes, &recvs_[peer]);
-    if (s.isOk()) s = connectors_[peer]->postSend(op.send, bytes, &sends_[peer]);
-    if (!s.isOk()) return inCall(s, op.apiName, rank_);  // the context costs a string: errors only
-  }
-  op_ = &op;
-  return pollUntilDone(comm_, op.apiName, *this);
-}
-
-Status TinyAllReduce::progress(bool* progressed) {
-  for (int peer = 0; peer < nranks_; ++peer) {
-    if (peer == rank_) continue;
-    bool moved = false;
-    BRAID_RETURN_IF_ERROR(connectors_[peer]->progress(&moved));
-    *progressed = *progressed || moved;
-  }
-  return Status::ok();
-}
-
-void TinyAllReduce::recordBegin() {
-  comm_.flightRecorder().begin(*op_, 1, false, FlightRecorder::kNoSchedules);
-}
-
-void TinyAllReduce::recordSnapshot() {
-  comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners);
 }
 
 void TinyAllReduce::reduceInRankOrder(const Op& op, size_t bytes) {
@@ -134,41 +180,6 @@ void TinyAllReduce::reduceInRankOrder(const Op& op, size_t bytes) {
   combine(out, input(0), input(1), op.count);  // out may alias one input exactly: allowed
   for (int r = 2; r < nranks_; ++r) combine(out, out, input(r), op.count);
   if (op.op == braidAvg) coll::dividerFor(op.type)(out, op.count, nranks_);
-}
-
-bool TinyAllReduce::done() const {
-  for (int peer = 0; peer < nranks_; ++peer) {
-    if (peer != rank_ && !(recvs_[peer].done && sends_[peer].done)) return false;
-  }
-  return true;
-}
-
-int TinyAllReduce::pendingPeer() const {
-  for (int peer = 0; peer < nranks_; ++peer) {
-    if (peer != rank_ && !recvs_[peer].done) return peer;
-  }
-  for (int peer = 0; peer < nranks_; ++peer) {
-    if (peer != rank_ && !sends_[peer].done) return peer;
-  }
-  return -1;
-}
-
-std::string TinyAllReduce::describePending() const {
-  std::string out = "tiny exchange";
-  for (int peer = 0; peer < nranks_; ++peer) {
-    if (peer == rank_) continue;
-    const transport::Request& r = recvs_[peer];
-    const transport::Request& s = sends_[peer];
-    if (!s.done) {
-      out += ", send to rank " + std::to_string(peer) + " (" + std::to_string(s.completed) + "/" +
-             std::to_string(s.bytes) + " bytes)";
-    }
-    if (!r.done) {
-      out += ", recv from rank " + std::to_string(peer) + " (" + std::to_string(r.completed) + "/" +
-             std::to_string(r.bytes) + " bytes)";
-    }
-  }
-  return out;
 }
 
 }  // namespace braid

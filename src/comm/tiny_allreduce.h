@@ -95,31 +95,19 @@ class TinyAllReduce {
  private:
   TinyAllReduce(Comm& comm, size_t maxBytes, SelectionSpec forced);
 
-  // Phase 1: posts one send and one receive per peer and polls them
-  // (pollUntilDone, with this object as the work below).
-  Status exchange(const Op& op, size_t bytes);
+  // Phase 1: posts one send and one receive per peer and polls them until
+  // all are done (pollUntilDone, with the exchange as its task).
+  class ExchangeTask;
   // Phase 2: recv = in0 op in1 op ... (op avg: divided by nranks once).
   void reduceInRankOrder(const Op& op, size_t bytes);
 
-  // The exchange as pollUntilDone's work.
-  template <typename Work>
-  friend Status pollUntilDone(Comm& comm, const char* apiName, Work& work);
-  Status progress(bool* progressed);
-  bool done() const;
-  // What a timeout blames and prints: the first unfinished receive's peer,
-  // else the first unfinished send's.
-  int pendingPeer() const;
-  std::string describePending() const;
-  void recordBegin();
-  void recordSnapshot();
   uint8_t* staged(int rank) { return stagingBase_ + static_cast<size_t>(rank) * slotBytes_; }
 
   Comm& comm_;
   const int rank_;
   const int nranks_;
   const size_t maxBytes_;
-  const Op* op_ = nullptr;  // the call being exchanged, for the flight recorder
-  SelectionSpec forced_;    // BRAID_ALGO as agreed: a rule for all-reduce wins over this path
+  SelectionSpec forced_;  // BRAID_ALGO as agreed: a rule for all-reduce wins over this path
   std::vector<transport::Connector*> connectors_;  // by rank; null for this rank
   std::vector<transport::Request> sends_, recvs_;  // by rank
   // nranks slots of slotBytes_ (maxBytes_ rounded up to a cache line, so that every slot
