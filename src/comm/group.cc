@@ -158,15 +158,15 @@ double estimateOp(const Op& op, coll::MemoryKind memory) {
 }  // namespace
 
 Status groupSimulateEnd(double* estimatedUs) {
-  if (group.depth == 0) {
+  if (groupDepth == 0) {
     return invalidUsage("braidGroupSimulateEnd called without a matching braidGroupStart");
   }
   double total = 0;
   for (const Op& op : group.ops) total += estimateOp(op, coll::MemoryKind::kHost);
   for (const Op& op : group.deviceOps) total += estimateOp(op, coll::MemoryKind::kDevice);
   *estimatedUs = total;
-  if (group.depth > 1) {  // an inner level: its calls stay queued for the outermost end
-    --group.depth;
+  if (groupDepth > 1) {  // an inner level: its calls stay queued for the outermost end
+    --groupDepth;
     return Status::ok();
   }
   // The outermost level: drop the calls and let groupEnd run the inits (and, when a call
