@@ -11,24 +11,22 @@
 // the two compare directly (the cached kernel also reads each dst line first).
 #include <benchmark/benchmark.h>
 
+#include <iterator>
 #include <string>
 
 #include "braid.h"
 #include "buffers.h"
 #include "core/kernels/reduce.h"
+#include "core/types.h"
 
 namespace braid::bench {
 namespace {
 
 const char* typeLabel(braidDataType_t type) {
-  static const char* const kNames[] = {"int8",   "uint8", "int32", "uint32", "int64",
-                                       "uint64", "fp16",  "fp32",  "fp64",   "bf16"};
+  static const char* const kNames[] = {"int8", "uint8", "int32", "uint32", "int64",   "uint64",
+                                       "fp16", "fp32",  "fp64",  "bf16",   "fp8e4m3", "fp8e5m2"};
+  static_assert(std::size(kNames) == braidNumTypes, "a label for every braidDataType_t");
   return kNames[type];
-}
-
-size_t typeBytes(braidDataType_t type) {
-  static const size_t kBytes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
-  return kBytes[type];
 }
 
 const char* opLabel(braidRedOp_t op) {
@@ -43,7 +41,7 @@ void reduceKernel(benchmark::State& state, braidDataType_t type, braidRedOp_t op
     return;
   }
   const size_t bytes = static_cast<size_t>(state.range(0));
-  const size_t count = bytes / typeBytes(type);
+  const size_t count = bytes / typeSize(type);
   Buffer a = makeBuffer(bytes), b = makeBuffer(bytes), dst = makeBuffer(bytes);
   if (!a || !b || !dst) {
     state.SkipWithError("allocation failed");
@@ -55,7 +53,7 @@ void reduceKernel(benchmark::State& state, braidDataType_t type, braidRedOp_t op
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 3 *
-                          static_cast<int64_t>(count * typeBytes(type)));
+                          static_cast<int64_t>(count * typeSize(type)));
   state.SetLabel(coll::reduceIsa());
 }
 
