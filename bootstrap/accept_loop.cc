@@ -53,6 +53,10 @@ Result<Admitted> AcceptLoop::next(const Deadline& deadline) {
         drop(current, "did not complete its handshake in time");
       }
     }
+    if (rc > 0 && (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL))) {
+      // Shut down under us (the server is stopping): polling on would spin.
+      return internalError(who_ + ": the listener was closed");
+    }
     if (rc > 0 && (fds[0].revents & POLLIN)) BRAID_RETURN_IF_ERROR(acceptNew());
   }
   Admitted a = std::move(ready_.front());

@@ -4,16 +4,17 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bootstrap/accept_loop.h"
 #include "bootstrap/handshake.h"
 #include "bootstrap/link.h"
+#include "bootstrap/server_threads.h"
 #include "bootstrap/wire.h"
 #include "core/log.h"
 
@@ -29,8 +30,16 @@ class RootServer {
 
   void serve() {
     Status s = gather();
+    if (stopping_.load()) s = remoteError("the root's process exited before every rank joined", -1);
     if (!s.isOk()) BRAID_WARN("bootstrap root: %s", s.message().c_str());
     reply(s);
+  }
+
+  // From another thread, at exit: closing the listener for reading wakes the accept loop,
+  // which then fails, and the ranks already admitted are told why.
+  void stop() {
+    stopping_.store(true);
+    ::shutdown(listener_.get(), SHUT_RDWR);
   }
 
  private:
@@ -148,6 +157,7 @@ class RootServer {
   };
 
   Fd listener_;
+  std::atomic<bool> stopping_{false};
   uint8_t secret_[kSecretBytes];
   Deadline deadline_;
   int nranks_ = 0;
@@ -162,11 +172,8 @@ namespace {
 
 void serveInBackground(transport::socket::Fd listener, const uint8_t (&secret)[kSecretBytes],
                        double timeoutSeconds) {
-  // Detached: the server owns everything it uses and ends by itself, on
-  // success or at its deadline, so no handle to it is needed.
-  std::thread([server = std::make_shared<RootServer>(std::move(listener), secret, timeoutSeconds)] {
-    server->serve();
-  }).detach();
+  auto server = std::make_shared<RootServer>(std::move(listener), secret, timeoutSeconds);
+  startServerThread([server] { server->serve(); }, [server] { server->stop(); });
 }
 
 }  // namespace

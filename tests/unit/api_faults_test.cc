@@ -2,8 +2,11 @@
 // BRAID_TIMEOUT (naming the peer, and leaving a sticky async error), and
 // braidCommAbort from another thread ends it at once.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <latch>
 #include <string>
@@ -82,6 +85,54 @@ TEST(ApiFaults, InitWithAMissingRankTimesOut) {
   EXPECT_LT(secondsSince(start), kTimeout + 5);
   EXPECT_GT(std::strlen(braidGetLastError(nullptr)), 0u);
   if (result == braidSuccess) braidCommDestroy(comm);
+}
+
+// The process that made the id exits while its root still waits for a rank: the rank that
+// joined is told so at once, instead of waiting out BRAID_TIMEOUT, and the exit neither
+// crashes nor hangs on the root's thread.
+TEST(ApiFaults, ARootWhoseProcessExitsTellsTheRanksWhoJoined) {
+  constexpr int kTimeout = 60;
+  ScopedEnv env("BRAID_TIMEOUT", std::to_string(kTimeout));
+  int idPipe[2], goPipe[2];
+  ASSERT_EQ(::pipe(idPipe), 0);
+  ASSERT_EQ(::pipe(goPipe), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    braidUniqueId id;
+    if (braidGetUniqueId(&id) != braidSuccess) ::_exit(3);
+    if (::write(idPipe[1], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id))) ::_exit(4);
+    char go;
+    if (::read(goPipe[0], &go, 1) != 1) ::_exit(5);
+    std::exit(0);  // runs the static destructors, where the root is stopped
+  }
+  braidUniqueId id;
+  ASSERT_EQ(::read(idPipe[0], &id, sizeof(id)), static_cast<ssize_t>(sizeof(id)));
+
+  braidResult_t result = braidSuccess;
+  std::string error;
+  braidComm_t comm = nullptr;
+  std::thread rank([&] {
+    result = braidCommInitRank(&comm, 2, id, 0);  // rank 1 never comes
+    error = braidGetLastError(nullptr);
+  });
+  // Long enough for rank 0 to be admitted on a busy machine; if it were not, it would
+  // fail at connect and the message check below would say so.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto start = Clock::now();
+  ASSERT_EQ(::write(goPipe[1], "x", 1), 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const double exitSeconds = secondsSince(start);
+  rank.join();
+
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_LT(exitSeconds, 10) << "the exit waited on the root";
+  EXPECT_LT(secondsSince(start), 10) << "the rank waited out its timeout";
+  EXPECT_NE(result, braidSuccess);
+  EXPECT_NE(error.find("exited before every rank joined"), std::string::npos) << error;
+  if (result == braidSuccess) braidCommDestroy(comm);
+  for (int fd : {idPipe[0], idPipe[1], goPipe[0], goPipe[1]}) ::close(fd);
 }
 
 // Ranks that disagree on the count must get an error (or a timeout), never
