@@ -346,6 +346,13 @@ braidResult_t braidCommUserRank(braidComm_t comm, int* rank);
  */
 braidResult_t braidCommCuDevice(braidComm_t comm, int* device);
 
+/**
+ * The host that rank `rank` of `comm` runs on, as an index: hosts are numbered 0, 1, ... in
+ * the order of their lowest rank, so every rank gets the same answer. Ranks with one host
+ * share memory (BRAID_HOST_ID overrides the detection).
+ */
+braidResult_t braidCommRankHost(braidComm_t comm, int rank, int* host);
+
 /* ---- Collectives -------------------------------------------------------
  * `count` is the per-rank element count: for AllGather the send count, for
  * ReduceScatter the receive count, for AllToAll the count exchanged with each

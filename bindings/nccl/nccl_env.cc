@@ -73,3 +73,13 @@ __attribute__((constructor)) void mapNcclEnvironment() {
 
 }  // namespace
 }  // namespace braid::nccl
+
+// NCCL's ncclResetDebugInit (deprecated) and the internal entry it calls: reload the logging
+// variables. braid's logger reads BRAID_DEBUG and BRAID_DEBUG_FILE once, at its first line,
+// so there is nothing to reset; both are exported because programs link them.
+extern "C" __attribute__((visibility("default"))) void ncclResetDebugInitInternal() {}
+extern "C" __attribute__((visibility("default"))) void pncclResetDebugInit() {
+  ncclResetDebugInitInternal();
+}
+extern "C" __attribute__((visibility("default"), weak, alias("pncclResetDebugInit"))) void
+ncclResetDebugInit();
