@@ -224,6 +224,12 @@ braidResult_t braidCommInitRankBroadcast(braidComm_t* comm, int nranks, int rank
 braidResult_t braidSetLastError(braidResult_t result, const char* message);
 
 /**
+ * Reads the logging variables (BRAID_DEBUG, BRAID_DEBUG_FILE) again: lines logged after it
+ * follow their current values. They are otherwise read once, at the first line logged.
+ */
+void braidResetDebugInit(void);
+
+/**
  * Splits `comm` into disjoint communicators, one per `color`, ranked by `key`
  * (ties by old rank). Ranks passing BRAID_SPLIT_NOCOLOR get *newcomm = NULL.
  * Collective over all ranks of `comm`.
