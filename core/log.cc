@@ -17,9 +17,10 @@ struct Sink {
   LogLevel level = LogLevel::kNone;
   FILE* file = stderr;
   char host[64] = "?";
+  const Sink* replaced = nullptr;  // the settings this one replaced (never freed)
 };
 
-const Sink* readSink() {
+Sink* readSink() {
   auto* s = new Sink;
   if (const char* v = std::getenv("BRAID_DEBUG")) {
     if (strcasecmp(v, "WARN") == 0)
@@ -65,7 +66,10 @@ LogLevel logLevel() {
 }
 
 void reloadLogSettings() {
-  current.exchange(readSink(), std::memory_order_acq_rel);  // the old one stays: see current
+  Sink* fresh = readSink();
+  fresh->replaced = current.load(std::memory_order_acquire);  // kept reachable: see current
+  while (!current.compare_exchange_weak(fresh->replaced, fresh, std::memory_order_acq_rel)) {
+  }
   detail::knownLogLevel.store(static_cast<int>(sink().level), std::memory_order_relaxed);
 }
 
