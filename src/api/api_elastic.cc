@@ -57,9 +57,10 @@ using PlanFn = std::function<Result<JoinPlan>(Comm& parent)>;
 // Inside a group, phase 1 waits for the outermost braidGroupEnd too: the parent's other
 // ranks may be driven by this same thread, later in the group, so agreeing now would wait
 // for calls not made yet. At braidGroupEnd each deferred derivation runs on a thread of its
-// own, all at once, those of one parent in call order; the parent must stay live until then. A rank
-// that gets a communicator has its handle now (pending until the join); one that gets none (`joins`
-// false: no color, excluded) still takes part in the agreement, as a task.
+// own, all at once, those of one parent in call order; the parent must stay live until
+// then. A rank that gets a communicator has its handle now (pending until the join); one
+// that gets none (`joins` false: no color, excluded) still takes part in the agreement, as
+// a task.
 Status deferDerived(braidComm_t parent, const char* api, PlanFn plan, bool joins,
                     const InitOptions& options, braidComm_t* out) {
   std::shared_ptr<braid::Turns> turns = braid::parentTurns(parent);
