@@ -106,6 +106,21 @@ TEST(CopyPace, MeasuresAReferenceWhereThereIsACounter) {
   }
 }
 
+TEST(CopyPace, RecalibrationOnlyLowersTheReference) {
+  CopyPace pace;
+  const double first = pace.referenceTicks();
+  if (first == 0) GTEST_SKIP() << "no time stamp counter";
+  for (int i = 0; i < 3 * CopyPace::kRecalibrateEvery; ++i) {
+    pace.recordFragment(k64K, static_cast<uint64_t>(first));
+    pace.endMessage();
+  }
+  EXPECT_GT(pace.referenceTicks(), 0);
+  EXPECT_LE(pace.referenceTicks(), first);
+  CopyPace fixed(kReference);
+  for (int i = 0; i < CopyPace::kRecalibrateEvery; ++i) message(fixed, 1);
+  EXPECT_EQ(fixed.referenceTicks(), kReference) << "a test's reference is never retimed";
+}
+
 TEST(CopyPace, TestHookFixesTheVerdict) {
   {
     ScopedEnv env("BRAID_SHM_TEST_PACE", "far");

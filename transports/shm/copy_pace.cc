@@ -15,10 +15,11 @@ namespace {
 constexpr size_t kReferenceBytes = size_t{64} << 10;
 
 // Copies a private 64 KiB buffer a few times and keeps the fastest (the first warms the
-// caches and the pages; a preemption only slows one down). 0 without a counter.
+// caches and the pages; a preemption only slows one down). 0 without a counter. The buffers
+// are the thread's, kept for the recalibrations.
 double timeReferenceCopy() {
   if (CopyPace::now() == 0) return 0;
-  std::vector<uint8_t> from(kReferenceBytes, 1), to(kReferenceBytes, 0);
+  thread_local std::vector<uint8_t> from(kReferenceBytes, 1), to(kReferenceBytes, 0);
   uint64_t best = UINT64_MAX;
   for (int i = 0; i < 8; ++i) {
     const uint64_t start = CopyPace::now();
@@ -63,6 +64,9 @@ void CopyPace::endMessage() {
   messagePace_ = 0;
   slowMessages_ = slow ? slowMessages_ + 1 : 0;
   far_ = slowMessages_ >= kFarMessages;
+  if (!fixed_ && ++timedMessages_ % kRecalibrateEvery == 0) {
+    referenceTicks_ = std::min(referenceTicks_, timeReferenceCopy());
+  }
 }
 
 }  // namespace braid::transport::shm

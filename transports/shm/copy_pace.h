@@ -11,11 +11,13 @@
 //
 // The measure: the sender times each copy of at least kTimedBytes into a slot with the time
 // stamp counter, as ticks per 64 KiB, against a reference: the same copy between two private
-// buffers, timed once at setup. A message's pace is the fastest of its timed fragments (a
-// preemption or a page fault only slows a fragment down). The link counts as far after
-// kFarMessages messages in a row whose pace is above kFarRatio times the reference, and as
-// near again after one message under it. Copies from a buffer that is not in cache run a
-// few times slower than the reference too, so the ratio leaves room for them.
+// buffers, the fastest of those timed at setup and again every kRecalibrateEvery timed
+// messages (a copy timed while the other hyperthread of the core was busy runs up to twice
+// as long; the minimum over several moments is the core's own speed). A message's pace is the
+// fastest of its timed fragments (a preemption or a page fault only slows a fragment down). The
+// link counts as far after kFarMessages messages in a row whose pace is above kFarRatio times the
+// reference, and as near again after one message under it. Copies from a buffer that is not in
+// cache run a few times slower than the reference too, so the ratio leaves room for them.
 //
 // While far, ShmConnector sends messages of at least kFarSingleCopyBytes single-copy where
 // the link allows it, except every kProbeEvery-th one, which takes the FIFO to measure again.
@@ -33,11 +35,12 @@ class CopyPace {
   static constexpr int kFarMessages = 2;
   static constexpr int kProbeEvery = 64;
   static constexpr size_t kFarSingleCopyBytes = size_t{64} << 10;
+  static constexpr int kRecalibrateEvery = 256;
 
   /// Times the reference copy; BRAID_SHM_TEST_PACE=far or near (a test hook) fixes the verdict.
   CopyPace();
-  /// A pace with the given reference (ticks per 64 KiB), for tests.
-  explicit CopyPace(double referenceTicks) : referenceTicks_(referenceTicks) {}
+  /// A pace with the given reference (ticks per 64 KiB) that is never timed again, for tests.
+  explicit CopyPace(double referenceTicks) : referenceTicks_(referenceTicks), fixed_(true) {}
 
   /// The time stamp counter; 0 where there is none (then the link never counts as far).
   static uint64_t now();
@@ -61,6 +64,8 @@ class CopyPace {
   double messagePace_ = 0;     // fastest timed fragment of the current message; 0: none
   int slowMessages_ = 0;       // slow messages in a row
   bool far_ = false;
+  bool fixed_ = false;  // the reference came from a test
+  uint64_t timedMessages_ = 0;
   int forced_ = 0;  // BRAID_SHM_TEST_PACE: 1 far, -1 near, 0 measured
   uint64_t farSends_ = 0;
 };
