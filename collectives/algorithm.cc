@@ -19,6 +19,7 @@ const std::vector<Algorithm>& registry() {
        buildRecursiveDoublingAllReduce},
       {"hier", CollKind::kAllReduce, supportsHierarchical, buildHierarchicalAllReduce},
       {"hiertree", CollKind::kAllReduce, supportsHierarchical, buildHierarchicalTreeAllReduce},
+      {"exchange", CollKind::kAllReduce, supportsExchange, buildExchangeAllReduce},
       {"ring", CollKind::kBroadcast, nullptr, buildRingBroadcast},
       {"tree", CollKind::kBroadcast, nullptr, buildTreeBroadcast},
       {"binomial", CollKind::kBroadcast, nullptr, buildBinomialBroadcast},
@@ -41,6 +42,7 @@ const std::vector<Algorithm>& registry() {
       {"ring", CollKind::kScatter, nullptr, buildRingScatter},
       {"dissemination", CollKind::kBarrier, nullptr, buildDisseminationBarrier},
       {"ring", CollKind::kBarrier, nullptr, buildRingBarrier},
+      {"exchange", CollKind::kBarrier, supportsExchange, buildExchangeAllReduce},
   };
   return kAlgorithms;
 }

@@ -92,7 +92,8 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
                                                tagPrefix, comm->config_.socketTls));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
-  comm->tiny_ = TinyAllReduce::createFor(*comm);
+  comm->sharedMemoryLinks_ =
+      comm->transport_ != nullptr && std::strcmp(comm->transport_->name(), "shm") == 0;
   if (nranks > 1) {  // a single rank shrinks without meeting anyone
     BRAID_ASSIGN_OR_RETURN(comm->shrink_,
                            ShrinkRendezvous::create(*comm->bootstrap_, comm->config_.socketIfname,

@@ -22,7 +22,6 @@
 #include "comm/registrations.h"
 #include "comm/schedule_cache.h"
 #include "comm/shrink.h"
-#include "comm/tiny_allreduce.h"
 #include "comm/user_ops.h"
 #include "core/config.h"
 #include "core/status.h"
@@ -116,8 +115,9 @@ class Comm {
 
   /// Schedules already built on this communicator (used by one call at a time).
   ScheduleCache& schedules() { return schedules_; }
-  /// The tiny all-reduce path (comm/tiny_allreduce.h); null where it does not apply.
-  TinyAllReduce* tinyAllReduce() { return tiny_.get(); }
+  /// Whether every link is shared memory (the shm transport): selection's view of the
+  /// transport (CollArgs::sharedMemory).
+  bool sharedMemoryLinks() const { return sharedMemoryLinks_; }
   /// The direct path for this communicator's sends and receives (comm/direct_p2p.h).
   DirectPointToPoint& pointToPoint() { return p2p_; }
 
@@ -145,6 +145,7 @@ class Comm {
   const int nranks_;
   Config config_;
   bool placesRanks_ = false;
+  bool sharedMemoryLinks_ = false;
   coll::Overrides overrides_;
   bool spinAuto_ = false;  // BRAID_SPIN unset: spinRounds() follows the placement
   std::unique_ptr<transport::Bootstrap> bootstrap_;
@@ -169,7 +170,6 @@ class Comm {
   std::shared_ptr<const std::vector<int>> hosts_;
   std::vector<uint8_t> scratch_;
   ScheduleCache schedules_;
-  std::unique_ptr<TinyAllReduce> tiny_;  // after transport_ and flight_, which it uses
   DirectPointToPoint p2p_{*this};
   // Last: destroyed first (in ~Comm, explicitly), while everything its proxy uses is alive.
   std::unique_ptr<DeviceSide, DeviceSideDeleter> deviceSide_;

@@ -8,8 +8,8 @@
 #include "comm/comm.h"
 #include "comm/core_spreading.h"
 #include "comm/engine.h"
+#include "comm/exchange_task.h"
 #include "comm/poll_until_done.h"
-#include "comm/tiny_allreduce.h"
 #include "core/log.h"
 
 namespace braid {
@@ -17,12 +17,16 @@ namespace {
 
 using coll::ScheduleRunner;
 
-// Points *run at the cache's Run for `op`, its runner (built on first use)
-// restarted on the op's buffers.
+// Points *run at the cache's Run for `op` (built on first use) and, unless the exchange
+// runs it, restarts the Run's runner on the op's buffers.
 Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
   BRAID_ASSIGN_OR_RETURN(*run, comm.schedules().run(op, comm.overrides()));
   if (comm.placesRanks()) placeForCall(std::max((*run)->bytes.send, (*run)->bytes.recv));
   const coll::Schedule& schedule = *(*run)->schedules.front();
+  // The engine's line, word for word: tests and users grep for the algorithm chosen.
+  BRAID_TRACE("%s: %zu elements, %s, %zu steps", op.apiName, op.count, schedule.algorithm.c_str(),
+              schedule.steps.size());
+  if ((*run)->exchange != nullptr) return Status::ok();
   coll::Buffers b;
   b.send = static_cast<const uint8_t*>(op.send);
   b.recv = static_cast<uint8_t*>(op.recv);
@@ -38,9 +42,6 @@ Status prepareRun(Comm& comm, const Op& op, ScheduleCache::Run** run) {
   } else {
     runners.front()->restart(b);
   }
-  // The engine's line, word for word: tests and users grep for the algorithm chosen.
-  BRAID_TRACE("%s: %zu elements, %s, %zu steps", op.apiName, op.count, schedule.algorithm.c_str(),
-              schedule.steps.size());
   return Status::ok();
 }
 
@@ -67,6 +68,18 @@ class RunnerTask : public OneCommTask {
   ScheduleRunner& runner_;
 };
 
+// The Run's task to completion: the exchange (and its reduction) or the runner.
+Status runPrepared(Comm& comm, const Op& op, ScheduleCache::Run& run) {
+  if (run.exchange != nullptr) {
+    ExchangeTask task(comm, *run.exchange, op);
+    BRAID_RETURN_IF_ERROR(pollUntilDone(task));
+    run.exchange->reduce(op);
+    return Status::ok();
+  }
+  RunnerTask task(comm, op, run);
+  return pollUntilDone(task);
+}
+
 }  // namespace
 
 Status runCollectiveDirect(const Op& op) {
@@ -74,15 +87,11 @@ Status runCollectiveDirect(const Op& op) {
   const bool checked = comm.config().checkArguments && comm.nranks() > 1;
   if (checked || op.coll == coll::CollKind::kAllToAllv) return runOps({&op, 1});
   if (movesNothing(op)) return Status::ok();
-  if (TinyAllReduce* tiny = comm.tinyAllReduce(); tiny != nullptr && tiny->takes(op)) {
-    return tiny->run(op);
-  }
   comm.enter();
   ScheduleCache::Run* run = nullptr;
   Status s = prepareRun(comm, op, &run);
   if (s.isOk()) {
-    RunnerTask task(comm, op, *run);
-    s = pollUntilDone(task);
+    s = runPrepared(comm, op, *run);
   } else {
     s = inCall(s, op.apiName, comm.rank());
   }

@@ -14,8 +14,8 @@
 //
 // Calls the direct path does not take go to the engine unchanged: BRAID_CHECK
 // (its signature exchange is a stage of its own) and AllToAllv (never cached).
-// Small all-reduces and barriers on shm go on to the tiny path
-// (comm/tiny_allreduce.h), which skips the schedule and its runner as well.
+// Where selection picked the exchange for a tiny all-reduce or barrier, the
+// cache entry runs it without a runner (comm/exchange_task.h).
 #pragma once
 
 #include "comm/op.h"

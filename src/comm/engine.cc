@@ -142,12 +142,8 @@ class CommWork {
   Status buildCollective(const Op& op) {
     auto stage = std::make_unique<Stage>();
     const coll::CollArgs args = toCollArgs(op);
-    std::shared_ptr<const coll::Schedule> schedule;
-    if (TinyAllReduce* tiny = comm_->tinyAllReduce(); tiny != nullptr && tiny->takes(op)) {
-      schedule = TinyAllReduce::scheduleFor(args);  // the messages an ungrouped call sends
-    } else {
-      BRAID_ASSIGN_OR_RETURN(schedule, comm_->schedules().get(args, comm_->overrides()));
-    }
+    BRAID_ASSIGN_OR_RETURN(std::shared_ptr<const coll::Schedule> schedule,
+                           comm_->schedules().get(args, comm_->overrides()));
     coll::Buffers b;
     b.send = static_cast<const uint8_t*>(op.send);
     b.recv = static_cast<uint8_t*>(op.recv);

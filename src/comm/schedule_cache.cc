@@ -26,7 +26,9 @@ Result<ScheduleCache::Entry*> ScheduleCache::lookup(const Key& key, MakeArgs&& m
   BRAID_ASSIGN_OR_RETURN(coll::Schedule built,
                          coll::buildSelected(args, coll::MemoryKind::kHost, overrides));
   // Replacing the entry drops its runner too; nothing runs it now (see run()).
-  *victim = Entry{key, std::make_shared<const coll::Schedule>(std::move(built)), ++clock_, Run{}};
+  auto schedule = std::make_shared<const coll::Schedule>(std::move(built));
+  const bool exchange = schedule->algorithm == "exchange";
+  *victim = Entry{key, std::move(schedule), ++clock_, exchange, Run{}};
   victim->run.bytes = {coll::sendBufferBytes(args), coll::recvBufferBytes(args)};
   return victim;
 }
@@ -50,7 +52,11 @@ Result<ScheduleCache::Run*> ScheduleCache::run(const Op& op, const coll::Overrid
   if (entry == nullptr) {
     return internalError(std::string(coll::collName(op.coll)) + " has no reusable schedule");
   }
-  if (entry->run.schedules.empty()) entry->run.schedules.push_back(entry->schedule);
+  if (entry->run.schedules.empty()) {
+    entry->run.schedules.push_back(entry->schedule);
+    if (entry->exchange)
+      entry->run.exchange = std::make_unique<ExchangeCall>(*op.comm, entry->run.bytes.send);
+  }
   return &entry->run;
 }
 

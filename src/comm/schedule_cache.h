@@ -19,6 +19,7 @@
 
 #include "collectives/schedule.h"
 #include "collectives/select.h"
+#include "comm/exchange_call.h"
 #include "comm/flight_recorder.h"
 #include "comm/op.h"
 #include "core/status.h"
@@ -32,6 +33,8 @@ class ScheduleCache {
     FlightRecorder::Schedules schedules;  // exactly one: the entry's schedule
     FlightRecorder::Runners runners;      // empty until first run, then one runner
     BufferBytes bytes;                    // of this rank's send and receive buffers
+    // Set when selection picked the exchange: it runs without a runner (comm/exchange_task.h).
+    std::unique_ptr<ExchangeCall> exchange;
   };
 
   /// The schedule for `args` as selection picks it under `overrides`, built on a miss.
@@ -59,7 +62,8 @@ class ScheduleCache {
     Key key;
     std::shared_ptr<const coll::Schedule> schedule;  // null: unused entry
     uint64_t lastUse;
-    Run run;  // lists filled lazily by run()
+    bool exchange;  // the schedule is the exchange all-reduce's
+    Run run;        // lists filled lazily by run()
   };
   static constexpr int kEntries = 16;
   static Key keyOf(const coll::CollArgs& args);
