@@ -14,8 +14,9 @@ constexpr size_t kCacheLine = 64;
 
 }  // namespace
 
-ExchangeCall::ExchangeCall(Comm& comm, size_t bytes)
-    : rank_(comm.rank()),
+ExchangeTask::ExchangeTask(Comm& comm, size_t bytes)
+    : OneCommTask(comm, ""),
+      rank_(comm.rank()),
       nranks_(comm.nranks()),
       bytes_(bytes),
       connectors_(nranks_, nullptr),
@@ -33,21 +34,21 @@ ExchangeCall::ExchangeCall(Comm& comm, size_t bytes)
 
 // The first unfinished receive's peer, else the first unfinished send's.
 int ExchangeTask::pendingPeer() const {
-  for (int peer = 0; peer < call_.nranks_; ++peer) {
-    if (peer != call_.rank_ && !call_.recvs_[peer].done) return peer;
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer != rank_ && !recvs_[peer].done) return peer;
   }
-  for (int peer = 0; peer < call_.nranks_; ++peer) {
-    if (peer != call_.rank_ && !call_.sends_[peer].done) return peer;
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer != rank_ && !sends_[peer].done) return peer;
   }
   return -1;
 }
 
 std::string ExchangeTask::describePending() const {
   std::string out = "exchange";
-  for (int peer = 0; peer < call_.nranks_; ++peer) {
-    if (peer == call_.rank_) continue;
-    const transport::Request& r = call_.recvs_[peer];
-    const transport::Request& s = call_.sends_[peer];
+  for (int peer = 0; peer < nranks_; ++peer) {
+    if (peer == rank_) continue;
+    const transport::Request& r = recvs_[peer];
+    const transport::Request& s = sends_[peer];
     if (!s.done) {
       out += ", send to rank " + std::to_string(peer) + " (" + std::to_string(s.completed) + "/" +
              std::to_string(s.bytes) + " bytes)";
@@ -60,7 +61,8 @@ std::string ExchangeTask::describePending() const {
   return out;
 }
 
-void ExchangeCall::reduce(const Op& op) {
+void ExchangeTask::finish() {
+  const Op& op = *op_;
   if (op.coll == coll::CollKind::kBarrier) return;
   auto* out = static_cast<uint8_t*>(op.recv);
   // In place, the own input is overwritten by the first combine; a rank past

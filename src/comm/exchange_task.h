@@ -34,14 +34,17 @@
 // once every peer's message has arrived, i.e. once every peer has entered), in one round
 // instead of dissemination's log2(n).
 //
-// Requests and staging live in an ExchangeCall (comm/exchange_call.h), kept by the schedule
-// cache's entry for the call's shape.
+// The schedule cache (comm/schedule_cache.h) makes one per shape and hands it out bound to
+// each call, ready to post. Its requests and staging live in it, kept by the cache's entry,
+// so a connector never points at freed memory, even after a failed call.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "comm/comm.h"
-#include "comm/exchange_call.h"
 #include "comm/op.h"
 #include "comm/task.h"
 #include "core/status.h"
@@ -49,54 +52,71 @@
 
 namespace braid {
 
-// Phase 1 of one call as a task (comm/task.h): its requests and staging are the
-// ExchangeCall's, which outlives any call. Phase 2 is ExchangeCall::reduce.
 class ExchangeTask : public OneCommTask {
  public:
-  ExchangeTask(Comm& comm, ExchangeCall& call, const Op& op)
-      : OneCommTask(comm, op.apiName), call_(call), op_(op) {}
+  /// For calls of `bytes` per rank (0: a barrier) on `comm`, which has a transport.
+  ExchangeTask(Comm& comm, size_t bytes);
 
-  // Receives first: a peer's message that is already in the FIFO lands at the first poll.
-  // The own input goes out unchanged to every peer.
+  /// Ready to post for `op` (a call of this task's shape).
+  void bind(const Op& op) {
+    op_ = &op;
+    api_ = op.apiName;
+  }
+
+  // Phase 1. Receives first: a peer's message that is already in the FIFO lands at the
+  // first poll. The own input goes out unchanged to every peer.
   Status post() {
-    for (int peer = 0; peer < call_.nranks_; ++peer) {
-      if (peer == call_.rank_) continue;
+    for (int peer = 0; peer < nranks_; ++peer) {
+      if (peer == rank_) continue;
       transport::RecvSink sink;
-      sink.dst = call_.staged(peer);
-      transport::Connector* c = call_.connectors_[peer];
-      BRAID_RETURN_IF_ERROR(c->postRecv(sink, call_.bytes_, &call_.recvs_[peer]));
-      BRAID_RETURN_IF_ERROR(c->postSend(op_.send, call_.bytes_, &call_.sends_[peer]));
+      sink.dst = staged(peer);
+      transport::Connector* c = connectors_[peer];
+      BRAID_RETURN_IF_ERROR(c->postRecv(sink, bytes_, &recvs_[peer]));
+      BRAID_RETURN_IF_ERROR(c->postSend(op_->send, bytes_, &sends_[peer]));
     }
     return Status::ok();
   }
 
   Status progress(bool* progressed) {
-    for (int peer = 0; peer < call_.nranks_; ++peer) {
-      if (peer == call_.rank_) continue;
+    for (int peer = 0; peer < nranks_; ++peer) {
+      if (peer == rank_) continue;
       bool moved = false;
-      BRAID_RETURN_IF_ERROR(call_.connectors_[peer]->progress(&moved));
+      BRAID_RETURN_IF_ERROR(connectors_[peer]->progress(&moved));
       *progressed = *progressed || moved;
     }
     return Status::ok();
   }
 
   bool done() const {
-    for (int peer = 0; peer < call_.nranks_; ++peer) {
-      if (peer != call_.rank_ && !(call_.recvs_[peer].done && call_.sends_[peer].done)) {
-        return false;
-      }
+    for (int peer = 0; peer < nranks_; ++peer) {
+      if (peer != rank_ && !(recvs_[peer].done && sends_[peer].done)) return false;
     }
     return true;
   }
 
+  /// Phase 2, once done(): recv = in0 op in1 op ... (op avg: divided by nranks once).
+  /// Nothing for a barrier.
+  void finish();
+
   int pendingPeer() const;
   std::string describePending() const;
-  void recordBegin() { comm_.flightRecorder().begin(op_, 1, false, FlightRecorder::kNoSchedules); }
+  void recordBegin() { comm_.flightRecorder().begin(*op_, 1, false, FlightRecorder::kNoSchedules); }
   void recordSnapshot() { comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners); }
 
  private:
-  ExchangeCall& call_;
-  const Op& op_;
+  uint8_t* staged(int rank) { return stagingBase_ + static_cast<size_t>(rank) * slotBytes_; }
+
+  const Op* op_ = nullptr;  // the call bound last
+  const int rank_;
+  const int nranks_;
+  const size_t bytes_;
+  std::vector<transport::Connector*> connectors_;  // by rank; null for this rank
+  std::vector<transport::Request> sends_, recvs_;  // by rank
+  // nranks slots of slotBytes_ (bytes_ rounded up to a cache line, so that every slot
+  // starts on one and 8-byte elements never straddle two) from stagingBase_.
+  const size_t slotBytes_;
+  std::vector<uint8_t> staging_;
+  uint8_t* stagingBase_;  // staging_'s first cache-line boundary
 };
 
 }  // namespace braid
