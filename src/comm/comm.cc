@@ -91,6 +91,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
                                                id, rank, nranks, comm->config_.timeoutSeconds,
                                                tagPrefix, comm->config_.socketTls));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
+  comm->checksCalls_ = comm->config_.checkArguments && nranks > 1;
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
   comm->sharedMemoryLinks_ =
       comm->transport_ != nullptr && std::strcmp(comm->transport_->name(), "shm") == 0;

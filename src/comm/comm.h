@@ -50,6 +50,10 @@ class Comm {
   /// placement now: BRAID_SPIN when set, else more while the thread is pinned
   /// to a core no other rank of this host shares (core_spreading.h).
   int spinRounds() const;
+  /// Whether every collective first compares the ranks' arguments (BRAID_CHECK=1, agreed at
+  /// init, on more than one rank): the one switch every path reads. Such a call runs in the
+  /// engine, whose first stage exchanges the signatures (comm/argument_check.h).
+  bool checksCalls() const { return checksCalls_; }
   /// Whether calls on this communicator may pin the calling thread (core_spreading.h):
   /// only when its ranks on this host are one per process.
   bool placesRanks() const { return placesRanks_; }
@@ -146,6 +150,7 @@ class Comm {
   Config config_;
   bool placesRanks_ = false;
   bool sharedMemoryLinks_ = false;
+  bool checksCalls_ = false;
   coll::Overrides overrides_;
   bool spinAuto_ = false;  // BRAID_SPIN unset: spinRounds() follows the placement
   std::unique_ptr<transport::Bootstrap> bootstrap_;

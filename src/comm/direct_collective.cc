@@ -12,8 +12,7 @@ namespace braid {
 
 Status runCollectiveDirect(const Op& op) {
   Comm& comm = *op.comm;
-  const bool checked = comm.config().checkArguments && comm.nranks() > 1;
-  if (checked || op.coll == coll::CollKind::kAllToAllv) return runOps({&op, 1});
+  if (comm.checksCalls() || op.coll == coll::CollKind::kAllToAllv) return runOps({&op, 1});
   if (movesNothing(op)) return Status::ok();
   Result<ScheduleCache::Ready> ready = comm.schedules().task(op, comm.overrides());
   if (!ready.isOk()) {
