@@ -258,14 +258,12 @@ Result<JoinPlan> Comm::planSplit(int color, int key) {
   return plan;
 }
 
-Status Comm::health() const {
-  // Every call asks; only a failed communicator pays for the lock and the copy.
-  if (!failed_.load(std::memory_order_acquire)) return Status::ok();
+Status Comm::failure() const {
   std::lock_guard<std::mutex> lock(mu_);
   return error_;
 }
 
-Status Comm::usable(const char* api) const {
+Status Comm::unusable(const char* api) const {
   if (finalized_.load(std::memory_order_relaxed)) {
     return invalidUsage(std::string(api) + ": rank " + std::to_string(rank_) +
                         "'s communicator was finalized; it takes no more calls (only "

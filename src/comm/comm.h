@@ -81,13 +81,22 @@ class Comm {
   /// The last stages run on this communicator, for diagnosing hangs.
   FlightRecorder& flightRecorder() { return *flight_; }
 
-  /// Ok while healthy; otherwise the error that broke the communicator.
-  Status health() const;
+  /// Ok while healthy; otherwise the error that broke the communicator. Every call asks;
+  /// only a failed communicator pays for the lock and the copy.
+  Status health() const {
+    if (!failed_.load(std::memory_order_acquire)) return Status::ok();
+    return failure();
+  }
   /// Records `error` as sticky and tells every peer (their waits fail naming this rank).
   void fail(const Status& error);
   /// Ok when the communicator takes new work: not finalized (braidInvalidUsage naming
   /// `api`) and healthy (its sticky error).
-  Status usable(const char* api) const;
+  Status usable(const char* api) const {
+    if (!finalized_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_acquire)) {
+      return Status::ok();
+    }
+    return unusable(api);
+  }
   /// Marks the communicator finalized (braidCommFinalize); false when it already was.
   bool markFinalized() { return !finalized_.exchange(true); }
 
@@ -143,6 +152,8 @@ class Comm {
         config_(std::move(config)),
         flight_(std::make_unique<FlightRecorder>(rank, nranks)) {}
   Status agreeOnConfig();
+  Status failure() const;                  // health() of a failed communicator
+  Status unusable(const char* api) const;  // usable() of a finalized or failed one
   Status connectTransport();
 
   const int rank_;

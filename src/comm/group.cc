@@ -63,7 +63,9 @@ Status submit(Op op) {
     group.ops.push_back(std::move(op));
     return Status::ok();
   }
-  waitForDeviceProxy(op.comm);  // device calls queued before run first, alone on the transport
+  // Device calls queued before run first, alone on the transport (a communicator that never
+  // met device buffers has no proxy: not even a call to find that out).
+  if (op.comm->deviceSide() != nullptr) waitForDeviceProxy(op.comm);
   if (op.kind == OpKind::kCollective) return runCollectiveDirect(op);
   return runOps({&op, 1});
 }
