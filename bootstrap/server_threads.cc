@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -18,81 +19,56 @@ namespace {
 class ServerThreads {
  public:
   static ServerThreads& instance() {
-    // Initialising OpenSSL first registers its clean-up before this object's destructor,
-    // so at exit the servers are joined while OpenSSL still works.
-    static const bool opensslReady = OPENSSL_init_crypto(0, nullptr) == 1;
-    (void)opensslReady;
-    static ServerThreads threads;
-    return threads;
+    // Never destroyed, so that a server left behind never finds its lock gone; the exit
+    // runs stopAll(), registered after OpenSSL's clean-up so that it runs before it.
+    static ServerThreads* const threads = [] {
+      OPENSSL_init_crypto(0, nullptr);
+      auto* made = new ServerThreads;
+      std::atexit([] { instance().stopAll(); });
+      return made;
+    }();
+    return *threads;
   }
 
+  // Detached, so that a process leaving by _exit() (a forked rank) leaks no joinable
+  // thread; stopAll() waits on the list instead of joining.
   void start(std::function<void()> serve, std::function<void()> stop) {
     std::lock_guard<std::mutex> lock(mu_);
-    joinFinished();
-    Server& server = servers_.emplace_back();
-    server.stop = std::move(stop);
-    server.thread = std::thread([this, &server, serve = std::move(serve)] {
+    auto entry = running_.insert(running_.end(), std::move(stop));
+    std::thread([this, entry, serve = std::move(serve)]() mutable {
       serve();
+      serve = nullptr;  // the server is released before the exit can stop waiting
       std::lock_guard<std::mutex> done(mu_);
-      server.done = true;
+      running_.erase(entry);
       finished_.notify_all();
-    });
+    }).detach();
   }
 
-  ~ServerThreads() {
+  void stopAll() {
     std::unique_lock<std::mutex> lock(mu_);
-    for (Server& server : servers_) {
-      if (!server.done) server.stop();
-    }
-    finished_.wait_for(lock, std::chrono::duration<double>(kExitGraceSeconds), [this] {
-      for (const Server& server : servers_) {
-        if (!server.done) return false;
-      }
-      return true;
-    });
-    for (Server& server : servers_) {
-      if (server.done) {
-        server.thread.join();
-      } else {
-        server.thread.detach();  // stuck past the grace period; exiting beats hanging
-      }
-    }
+    for (std::function<void()>& stop : running_) stop();
+    // A server stuck past the grace period is left behind: exiting beats hanging.
+    finished_.wait_for(lock, std::chrono::duration<double>(kExitGraceSeconds),
+                       [this] { return running_.empty(); });
   }
 
  private:
-  struct Server {
-    std::thread thread;
-    std::function<void()> stop;
-    bool done = false;  // guarded by mu_
-  };
-
   ServerThreads() {
-    // A forked child gets copies of the handles but not the threads: it must never join
-    // them. The lock is held across fork() so the child's copy of it is consistent.
+    // A forked child copies the list but not the threads: it must neither stop nor wait
+    // for them. The lock is held across fork() so the child's copy of it is consistent.
     ::pthread_atfork([] { instance().mu_.lock(); }, [] { instance().mu_.unlock(); },
                      [] {
                        ServerThreads& self = instance();
-                       new std::list<Server>(std::move(self.servers_));  // left, never joined
-                       self.servers_.clear();
+                       // Leaked, not destroyed: the closures belong to the parent's servers.
+                       new std::list<std::function<void()>>(std::move(self.running_));
+                       self.running_.clear();
                        self.mu_.unlock();
                      });
   }
 
-  // Called with mu_ held, so the list does not grow with every communicator made.
-  void joinFinished() {
-    for (auto it = servers_.begin(); it != servers_.end();) {
-      if (!it->done) {
-        ++it;
-        continue;
-      }
-      it->thread.join();
-      it = servers_.erase(it);
-    }
-  }
-
   std::mutex mu_;
   std::condition_variable finished_;
-  std::list<Server> servers_;  // a list: each thread holds a reference to its own entry
+  std::list<std::function<void()>> running_;  // each server's stop; a list keeps entries put
 };
 
 }  // namespace
