@@ -346,6 +346,48 @@ TEST(TinyAllReduceSwitchTest, TurnedOffByEnvironmentOrAForcedAlgorithm) {
       SpawnOptions::withTransport("socket").set("BRAID_ALGO", "allreduce:exchange"));
 }
 
+// BRAID_ALGO=exchange forces the exchange where selection would not prefer it (TCP, 3
+// ranks): the direct path runs it without a runner, grouped calls as a schedule, and both
+// match the reference; a barrier takes it too.
+TEST(TinyAllReduceSwitchTest, ForcedExchangeOverTcpMatchesTheReference) {
+  std::vector<CollectiveCase> cases;
+  for (braidDataType_t type : {braidFloat32, braidInt64, braidBfloat16}) {
+    for (braidRedOp_t op : {braidSum, braidMax, braidAvg}) {
+      for (size_t count : {size_t{1}, size_t{7}, size_t{100}}) {
+        for (bool inPlace : {false, true}) {
+          CollectiveCase c;
+          c.type = type;
+          c.op = op;
+          c.count = count;
+          c.inPlace = inPlace;
+          cases.push_back(c);
+        }
+      }
+    }
+  }
+  spawn(
+      3,
+      [&](braidComm_t comm, int rank) {
+        for (const CollectiveCase& c : cases) {
+          if (!takesTiny(comm, c.count, c.type, c.op)) {
+            ADD_FAILURE() << "rank " << rank << ": the exchange is not forced for " << c.describe();
+            return;
+          }
+        }
+        EXPECT_TRUE(barrierTakesTiny(comm));
+        expectCasesPass(comm, rank, cases, 2000);
+        EXPECT_EQ(braidGroupStart(), braidSuccess);
+        float in = static_cast<float>(rank + 1), out = 0;
+        EXPECT_EQ(braidAllReduce(&in, &out, 1, braidFloat32, braidSum, comm, nullptr),
+                  braidSuccess);
+        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+        EXPECT_EQ(out, 6.0f);
+        EXPECT_EQ(braidBarrier(comm, nullptr), braidSuccess) << braidGetLastError(comm);
+      },
+      SpawnOptions::withTransport("socket").set("BRAID_ALGO",
+                                                "allreduce:exchange;barrier:exchange"));
+}
+
 TEST(TinyAllReduceSwitchTest, LimitAboveTheMaximumIsRejected) {
   ScopedEnv env("BRAID_TINY_BYTES", "1M");
   Result<Config> config = Config::fromEnv();
