@@ -227,6 +227,7 @@ Result<Config> Config::fromEnv() {
   }
   if (const char* v = std::getenv("BRAID_IB_HCA")) c.ibHca = v;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_IB_GID_INDEX", -1, 255, &c.ibGidIndex));
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_IB_CREDITS", 0, 8, &c.ibCredits));
   int gdr = 1;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_GDR", 0, 1, &gdr));
   c.gdr = gdr != 0;

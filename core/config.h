@@ -47,6 +47,7 @@ struct Config {
   // ibverbs transport (transports/ibverbs/ib_transport.h).
   std::string ibHca;        // BRAID_IB_HCA: "" (first active port) | device | device:port
   int ibGidIndex = -1;      // BRAID_IB_GID_INDEX: -1 automatic (RoCE v2 with an IPv4 address first)
+  int ibCredits = 2;        // BRAID_IB_CREDITS: messages a receiver grants ahead, 0..8
   bool gdr = true;          // BRAID_GDR=0: never register GPU memory with the NIC (host staging)
   int spinIterations = -1;  // BRAID_SPIN: polls before a waiter yields; -1: auto
   // Not a variable: the CPUs this host's ranks may use together (comm/cpu_share.h), found

@@ -14,57 +14,17 @@
 
 #ifdef BRAID_HAVE_HWLOC
 
-#include <dlfcn.h>
 #include <hwloc.h>
 
 #include <cstdio>
+
+#include "topology/hwloc_api.h"
 
 namespace braid::topo::detail {
 namespace {
 
 constexpr unsigned kNvidiaVendor = 0x10de;
 constexpr double kUnknownPcieGBps = 12;  // hwloc reports 0 when it cannot read the link
-
-struct HwlocApi {
-  void* handle = nullptr;
-  unsigned (*apiVersion)() = nullptr;
-  int (*init)(hwloc_topology_t*) = nullptr;
-  int (*setIoFilter)(hwloc_topology_t, enum hwloc_type_filter_e) = nullptr;
-  int (*load)(hwloc_topology_t) = nullptr;
-  void (*destroy)(hwloc_topology_t) = nullptr;
-  hwloc_obj_t (*objByDepth)(hwloc_topology_t, int, unsigned) = nullptr;
-  int (*weight)(hwloc_const_bitmap_t) = nullptr;
-  int (*first)(hwloc_const_bitmap_t) = nullptr;
-
-  ~HwlocApi() {
-    if (handle) dlclose(handle);
-  }
-  template <typename F>
-  bool bind(F* fn, const char* name) {
-    *fn = reinterpret_cast<F>(dlsym(handle, name));
-    return *fn != nullptr;
-  }
-  bool open(std::string* why) {
-    handle = dlopen("libhwloc.so.15", RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      *why = "libhwloc.so.15 not found";
-      return false;
-    }
-    if (!bind(&apiVersion, "hwloc_get_api_version") || !bind(&init, "hwloc_topology_init") ||
-        !bind(&setIoFilter, "hwloc_topology_set_io_types_filter") ||
-        !bind(&load, "hwloc_topology_load") || !bind(&destroy, "hwloc_topology_destroy") ||
-        !bind(&objByDepth, "hwloc_get_obj_by_depth") || !bind(&weight, "hwloc_bitmap_weight") ||
-        !bind(&first, "hwloc_bitmap_first")) {
-      *why = "libhwloc.so.15 lacks a needed symbol";
-      return false;
-    }
-    if ((apiVersion() >> 16) != (HWLOC_API_VERSION >> 16)) {
-      *why = "libhwloc ABI differs from the header braid was built with";
-      return false;
-    }
-    return true;
-  }
-};
 
 class Walker {
  public:

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/log.h"
+#include "topology/cache_domain.h"
 #include "topology/detect.h"
 #include "topology/topo_file.h"
 
@@ -14,6 +15,8 @@ Result<Graph> prepareTopology(int rank) {
   const char* dumpPath = std::getenv("BRAID_TOPO_DUMP_FILE");
   const bool wantFile = file != nullptr && *file != '\0';
   const bool wantDump = dumpPath != nullptr && *dumpPath != '\0' && rank == 0;
+  // The rank's L3 and NUMA domains (read only when the log shows them: hwloc takes ms).
+  BRAID_INFO("topology: rank %d: %s", rank, describe(thisThreadDomains()).c_str());
   if (!wantFile && !wantDump) return Graph{};  // detection costs milliseconds: skip it
   Graph graph;
   if (wantFile) {

@@ -5,7 +5,8 @@
 // field. BRAID_TOPO_DUMP_FILE makes rank 0 write the graph (detected, or loaded) to that
 // path, the way to capture a machine for braid-sim or a bug report. Today the CPU path's
 // selection needs nothing else from the graph (its constants are calibrated per link);
-// the GPU transports will take their rings from here.
+// the GPU transports will take their rings from here. With BRAID_DEBUG=INFO each rank
+// also logs its L3 and NUMA domains (cache_domain.h).
 #pragma once
 
 #include "core/status.h"

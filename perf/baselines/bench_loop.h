@@ -15,6 +15,15 @@
 //     median of those; algbw = size / time, busbw = algbw * factor.
 //   - Every per-iteration time goes into the JSON (samples_us) so that the
 //     driver can pool several alternating runs before taking the median.
+//   - The call pattern (-p) decides what comes between two timed calls:
+//       isolated      a barrier, then the call (the default, and the case of a
+//                     training step that waits for its peers);
+//       gap           every rank first reads and writes a buffer larger than
+//                     its L3 (-g bytes; twice the L3 by default), as compute
+//                     between two collectives would, so the call starts with
+//                     cold caches and cold FIFO lines; then the barrier and call;
+//       back-to-back  one barrier before the loop, then the calls one after
+//                     another (a pipelined loop; each sample is one call).
 // The JSON has the fields perf/plot reads from braid-perf -J files.
 #ifndef BRAID_PERF_BASELINES_BENCH_LOOP_H_
 #define BRAID_PERF_BASELINES_BENCH_LOOP_H_
@@ -24,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,12 +88,79 @@ inline int timedIterations(size_t size) {
   return 5;
 }
 
+enum class Pattern { kIsolated, kGap, kBackToBack };
+
+inline const char* patternName(Pattern p) {
+  switch (p) {
+    case Pattern::kIsolated:
+      return "isolated";
+    case Pattern::kGap:
+      return "gap";
+    case Pattern::kBackToBack:
+      return "back-to-back";
+  }
+  return "?";
+}
+
+inline std::optional<Pattern> parsePattern(const std::string& name) {
+  for (Pattern p : {Pattern::kIsolated, Pattern::kGap, Pattern::kBackToBack}) {
+    if (name == patternName(p)) return p;
+  }
+  return std::nullopt;
+}
+
 struct Options {
   size_t minBytes = 8;
   size_t maxBytes = 128u << 20;
   size_t factor = 8;
   std::vector<Collective> collectives;
   std::string jsonPath;
+  Pattern pattern = Pattern::kIsolated;
+  size_t gapBytes = 0;  // the gap pattern's eviction buffer; 0 with the other patterns
+};
+
+// The L3 size of the CPU this process runs on, from sysfs (glibc's sysconf reports the sum over
+// a VM's sockets on some hosts); 0 when unknown.
+inline size_t l3Bytes() {
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream level(dir + "/level"), size(dir + "/size");
+    int levelValue = 0;
+    std::string sizeText;
+    if (!(level >> levelValue) || !(size >> sizeText)) continue;
+    if (levelValue != 3 || sizeText.empty()) continue;
+    size_t value = std::strtoull(sizeText.c_str(), nullptr, 10);
+    const char unit = sizeText.back();
+    if (unit == 'K') value <<= 10;
+    if (unit == 'M') value <<= 20;
+    return value;
+  }
+  return 0;
+}
+
+// The gap pattern's default buffer: twice the L3, so that no line the call used survives it.
+inline size_t defaultGapBytes() {
+  const size_t l3 = l3Bytes();
+  return l3 ? 2 * l3 : size_t{64} << 20;
+}
+
+// Stands for the compute between two collectives: reads and writes every cache line of a
+// buffer larger than the L3, which leaves the caches holding none of the collective's lines.
+class CacheEvictor {
+ public:
+  explicit CacheEvictor(size_t bytes) : buffer_(bytes, 1) {}
+  void touch() {
+    unsigned char sum = 0;
+    for (size_t i = 0; i < buffer_.size(); i += 64) {
+      sum = static_cast<unsigned char>(sum + buffer_[i]);
+      buffer_[i] = sum;
+    }
+    sink_ = sum;
+  }
+
+ private:
+  std::vector<unsigned char> buffer_;
+  volatile unsigned char sink_ = 0;  // keeps the loop from being optimised away
 };
 
 inline bool parseCollectives(const char* list, std::vector<Collective>* out) {
@@ -134,11 +211,12 @@ inline std::optional<size_t> parseBytes(const std::string& text) {
 }
 
 // Parses the command line (prog [-b MIN] [-e MAX] [-f FACTOR] [-c COLL[,COLL...]|all]
-// [-J FILE]) into `options`. Returns nothing when the program should go on, else its exit
-// status: 0 after --help, 2 after one sentence that names the argument refused.
+// [-p PATTERN] [-g BYTES] [-J FILE]) into `options`. Returns nothing when the program should go on,
+// else its exit status: 0 after --help, 2 after one sentence that names the argument refused.
 inline std::optional<int> parseOptions(int argc, const char* const* argv,
                                        const std::string& program, Options* options) {
-  std::string minText = "8", maxText = "128M", collectives = "all";
+  std::string minText = "8", maxText = "128M", collectives = "all", patternText = "isolated";
+  std::string gapText;
   CLI::App app{
       "Times one collective library's collectives over a sweep of sizes, in the same "
       "loop as the other baselines (perf/compare runs them side by side).",
@@ -153,10 +231,20 @@ inline std::optional<int> parseOptions(int argc, const char* const* argv,
                  "allreduce, broadcast, allgather, reducescatter, alltoall, sendrecv, "
                  "comma-separated, or all (all)")
       ->type_name("COLL,...");
+  app.add_option("-p", patternText,
+                 "what comes between two timed calls: isolated (a barrier), gap (a sweep over a "
+                 "buffer larger than the L3, then a barrier) or back-to-back (nothing) (isolated)")
+      ->type_name("PATTERN");
+  app.add_option("-g", gapText,
+                 "with -p gap: bytes each rank sweeps before every timed call, K/M/G suffixes "
+                 "(twice the L3)")
+      ->type_name("BYTES");
   app.add_option("-J", options->jsonPath, "also write the results to this JSON file")
       ->type_name("FILE");
   if (std::optional<int> exit = braid::cli::parse(app, argc, argv)) return exit;
   const std::optional<size_t> minBytes = parseBytes(minText), maxBytes = parseBytes(maxText);
+  const std::optional<Pattern> pattern = parsePattern(patternText);
+  const std::optional<size_t> gapBytes = gapText.empty() ? std::nullopt : parseBytes(gapText);
   std::string why;
   if (!minBytes) {
     why = "-b: expected a byte count from 1 to 1024G (digits and an optional K, M or G), got '" +
@@ -171,6 +259,13 @@ inline std::optional<int> parseOptions(int argc, const char* const* argv,
         "-c: expected collective names separated by commas (allreduce, broadcast, allgather, "
         "reducescatter, alltoall, sendrecv) or all, got '" +
         collectives + "'";
+  } else if (!pattern) {
+    why = "-p: expected isolated, gap or back-to-back, got '" + patternText + "'";
+  } else if (!gapText.empty() && !gapBytes) {
+    why = "-g: expected a byte count from 1 to 1024G (digits and an optional K, M or G), got '" +
+          gapText + "'";
+  } else if (!gapText.empty() && *pattern != Pattern::kGap) {
+    why = "-g " + gapText + " applies to -p gap only, not -p " + patternText;
   }
   if (!why.empty()) {
     braid::cli::usageError(program, why);
@@ -178,6 +273,8 @@ inline std::optional<int> parseOptions(int argc, const char* const* argv,
   }
   options->minBytes = *minBytes;
   options->maxBytes = *maxBytes;
+  options->pattern = *pattern;
+  if (*pattern == Pattern::kGap) options->gapBytes = gapBytes ? *gapBytes : defaultGapBytes();
   return std::nullopt;
 }
 
@@ -203,6 +300,8 @@ std::vector<Result> runSweep(Backend& backend, const Options& options) {
   const int n = backend.nranks();
   const size_t floats = options.maxBytes / sizeof(float) + 1;
   std::vector<float> send(floats, 1.0f), recv(floats, 0.0f);
+  std::optional<CacheEvictor> evictor;
+  if (options.pattern == Pattern::kGap) evictor.emplace(options.gapBytes);
   std::vector<Result> results;
   for (Collective c : options.collectives) {
     if (!backend.supports(c)) continue;
@@ -213,8 +312,10 @@ std::vector<Result> runSweep(Backend& backend, const Options& options) {
       for (int i = 0; i < warmupIterations(size); ++i)
         backend.run(c, count, send.data(), recv.data());
       std::vector<double> times(timedIterations(size));
+      if (options.pattern == Pattern::kBackToBack) backend.barrier();
       for (double& time : times) {
-        backend.barrier();
+        if (evictor) evictor->touch();
+        if (options.pattern != Pattern::kBackToBack) backend.barrier();
         auto start = std::chrono::steady_clock::now();
         backend.run(c, count, send.data(), recv.data());
         time = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
@@ -229,8 +330,10 @@ std::vector<Result> runSweep(Backend& backend, const Options& options) {
 
 inline void report(const char* backendName, const char* transport, int n,
                    const std::vector<Result>& results, const Options& options) {
-  std::printf("# %s, %d ranks, %s: median of per-iteration max-over-ranks time\n", backendName, n,
-              transport);
+  std::printf("# %s, %d ranks, %s, %s pattern", backendName, n, transport,
+              patternName(options.pattern));
+  if (options.pattern == Pattern::kGap) std::printf(" (%zu B swept per call)", options.gapBytes);
+  std::printf(": median of per-iteration max-over-ranks time\n");
   std::printf("# %-13s %12s %12s %10s %10s\n", "collective", "size(B)", "time(us)", "algbw",
               "busbw");
   for (const Result& r : results) {
@@ -246,8 +349,9 @@ inline void report(const char* backendName, const char* transport, int n,
   }
   std::fprintf(file,
                "{\n  \"tool\": \"bench_%s\", \"backend\": \"%s\", \"transport\": \"%s\", "
-               "\"nranks\": %d,\n  \"results\": [",
-               backendName, backendName, transport, n);
+               "\"nranks\": %d,\n  \"pattern\": \"%s\", \"gap_bytes\": %zu,\n  \"results\": [",
+               backendName, backendName, transport, n, patternName(options.pattern),
+               options.gapBytes);
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     double algbw = r.size / r.medianUs / 1e3;

@@ -7,19 +7,27 @@
 # with the host's load, so only ratios within a round mean anything):
 #   one way:  braid broadcast on 2 ranks (the root writes to the other rank) against
 #             ib_write_bw (one writer, one passive target);
-#   two ways: braid sendrecv on 2 ranks (each rank sends to and receives from the other
-#             at once) against ib_write_bw -b (both sides write), per direction.
+#   two ways: braid sendrecv, all-reduce and all-gather on 2 ranks (each rank sends to
+#             and receives from the other at once) against ib_write_bw -b (both sides
+#             write), per direction: each collective's bus bandwidth (nccl-tests'
+#             factor: the bytes each rank moves each way).
 # soft-RoCE does its packet work on the guest's CPUs, so traffic in both directions at
 # once shares those CPUs: a two-way figure is lower than a one-way one for braid and
-# ib_write_bw alike. Each round also runs braid busy-polling only (BRAID_SPIN); then, once
-# each: braid with 4 MiB collective chunks, braid over TCP on the same dummy device, and
+# ib_write_bw alike. Each round runs braid twice: as it is (receivers grant credits
+# ahead, BRAID_IB_CREDITS=2) and with BRAID_IB_CREDITS=0 (a clear-to-send round trip
+# before every message); then, once each: braid over TCP on the same dummy device, and
 # OpenMPI with UCX on rxe0.
-# Prints every raw line, then per size the medians over rounds and the median ratio.
+# Prints every raw line, then per size and collective the medians over rounds and the
+# median ratio.
 set -uo pipefail
 build=$1
 rounds=${2:-3}
-sizes=(1048576 4194304)
-bench_args=(-b 1048576 -e 4194304 -f 4 -c 'broadcast,sendrecv')
+sizes=(1048576 4194304 16777216)
+colls=(broadcast sendrecv allreduce allgather)
+bench_args=(-b 1048576 -e 16777216 -f 4 -c "$(
+  IFS=,
+  echo "${colls[*]}"
+)")
 export BRAID_TIMEOUT=300
 out=$(mktemp -d)
 
@@ -43,36 +51,40 @@ write_bw() {
   wait "$server"
 }
 
-# braid_bench LABEL ENV... -> lines "LABEL COLLECTIVE SIZE MB/s" (2^20 bytes/s, from the
-# median time: the printed algbw has too few digits at these speeds)
+# braid_bench LABEL ENV... -> lines "LABEL COLLECTIVE SIZE MB/s" (2^20 bytes/s, bus
+# bandwidth from the median time: the printed figures have too few digits at these speeds)
 braid_bench() {
   local label=$1
   shift
-  env "$@" timeout 300 "$build/tools/braidrun" -n 2 --timeout 300 -- \
+  env "$@" timeout 600 "$build/tools/braidrun" -n 2 --timeout 600 -- \
     "$build/perf/bench_braid" "${bench_args[@]}" 2>&1 |
-    awk -v l="$label" '$1 ~ /^(broadcast|sendrecv)$/ { printf "%s %s %s %.2f\n", l, $1, $2, $2 / $3 * 1e6 / 1048576 }'
+    awk -v l="$label" '$1 ~ /^(broadcast|sendrecv|allreduce|allgather)$/ {
+      f = $1 == "allgather" ? 0.5 : 1  # nccl-tests bus factor on 2 ranks
+      printf "%s %s %s %.2f\n", l, $1, $2, f * $2 / $3 * 1e6 / 1048576 }'
 }
 
 for round in $(seq "$rounds"); do
   for s in "${sizes[@]}"; do
-    iters=$((s > 1048576 ? 25 : 100))
+    iters=$((s > 4194304 ? 10 : s > 1048576 ? 25 : 100))
     echo "wbw_uni $s $(write_bw "$s" "$iters")" | tee -a "$out/raw"
     bi=$(write_bw "$s" "$iters" -b)
     # -b reports both directions together; the per-direction figure is half.
     echo "wbw_bi $s $(awk -v b="$bi" 'BEGIN { if (b != "") printf "%.2f", b / 2 }')" |
       tee -a "$out/raw"
   done
-  braid_bench "ib$round" BRAID_TRANSPORT=ib | tee -a "$out/raw"
-  # The same busy-polling only: never yielding the CPU nor sleeping on the completion
-  # channel, as ib_write_bw waits.
-  braid_bench "spin$round" BRAID_TRANSPORT=ib BRAID_SPIN=100000000 | tee -a "$out/raw"
+  # Alternate which variant runs first, so load that drifts hits both alike.
+  if ((round % 2)); then
+    braid_bench "ib$round" BRAID_TRANSPORT=ib | tee -a "$out/raw"
+    braid_bench "nocredit$round" BRAID_TRANSPORT=ib BRAID_IB_CREDITS=0 | tee -a "$out/raw"
+  else
+    braid_bench "nocredit$round" BRAID_TRANSPORT=ib BRAID_IB_CREDITS=0 | tee -a "$out/raw"
+    braid_bench "ib$round" BRAID_TRANSPORT=ib | tee -a "$out/raw"
+  fi
 done
-echo "## braid over ib with 4 MiB collective chunks (default 1 MiB: one clear-to-send round trip per chunk)"
-braid_bench big BRAID_TRANSPORT=ib BRAID_CHUNK_BYTES=4194304 | tee -a "$out/raw"
 echo "## braid over TCP on the dummy device"
 braid_bench tcp BRAID_TRANSPORT=socket BRAID_SOCKET_IFNAME=dummy0 | tee -a "$out/raw"
 
-echo "## medians over $rounds rounds (MB/s = 2^20 bytes/s; ratio: braid / ib_write_bw per round)"
+echo "## medians over $rounds rounds (MB/s = 2^20 bytes/s per direction; ratio: braid / ib_write_bw per round)"
 awk -v rounds="$rounds" '
   function med(a, n,   i, j, t) {
     for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -81,28 +93,27 @@ awk -v rounds="$rounds" '
   # ib_write_bw now and then reports an average of 0.00 on this guest: no figure.
   $1 == "wbw_uni" { uni[$2, ++nu[$2]] = $3 > 0 ? $3 : "" }
   $1 == "wbw_bi" { bi[$2, ++nb[$2]] = $3 > 0 ? $3 : "" }
-  $1 ~ /^ib[0-9]+$/ && $2 == "broadcast" { bc[$3, ++nbc[$3]] = $4 }
-  $1 ~ /^ib[0-9]+$/ && $2 == "sendrecv" { sr[$3, ++nsr[$3]] = $4 }
-  $1 ~ /^spin[0-9]+$/ && $2 == "broadcast" { gbc[$3, ++ngbc[$3]] = $4 }
-  $1 ~ /^spin[0-9]+$/ && $2 == "sendrecv" { gsr[$3, ++ngsr[$3]] = $4 }
-  $1 == "big" || $1 == "tcp" { once[$1, $2, $3] = $4 }
+  $1 ~ /^ib[0-9]+$/ { r = substr($1, 3); v[$2, $3, r] = $4 }
+  $1 ~ /^nocredit[0-9]+$/ { r = substr($1, 9); z[$2, $3, r] = $4 }
+  $1 == "tcp" { tcp[$2, $3] = $4 }
   END {
-    printf "%-9s %-10s %10s %10s %24s %24s %8s %8s\n", "size", "way", "wbw", "braid", "ratio (per round)", "busy polling: ratio", "4MiB-chunks", "tcp"
-    for (s = 1048576; s <= 4194304; s *= 4) {
-      for (way = 0; way < 2; ++way) {
-        n = 0; list = ""; m = 0; glist = ""; nw = 0
+    printf "%-9s %-10s %8s %8s %26s %8s %26s %8s\n", "size", "collective", "wbw", "braid",
+           "braid/wbw (per round)", "credits=0", "credits=0/wbw (per round)", "tcp"
+    split("broadcast sendrecv allreduce allgather", C, " ")
+    for (s = 1048576; s <= 16777216; s *= 4) {
+      for (k = 1; k <= 4; ++k) {
+        c = C[k]; n = 0; m = 0; nw = 0; nv = 0; nz = 0; list = ""; zlist = ""
         for (r = 1; r <= rounds; ++r) {
-          w = way ? bi[s, r] : uni[s, r]; b = way ? sr[s, r] : bc[s, r]
-          g = way ? gsr[s, r] : gbc[s, r]
+          w = c == "broadcast" ? uni[s, r] : bi[s, r]
           if (w > 0) W[++nw] = w
-          B[r] = b
-          if (w > 0 && b > 0) { R[++n] = b / w; list = list sprintf("%s%.2f", n > 1 ? "," : "", b / w) }
-          if (w > 0 && g > 0) { G[++m] = g / w; glist = glist sprintf("%s%.2f", m > 1 ? "," : "", g / w) }
+          if (v[c, s, r] > 0) V[++nv] = v[c, s, r]
+          if (z[c, s, r] > 0) Z[++nz] = z[c, s, r]
+          if (w > 0 && v[c, s, r] > 0) { R[++n] = v[c, s, r] / w; list = list sprintf("%s%.2f", n > 1 ? "," : "", R[n]) }
+          if (w > 0 && z[c, s, r] > 0) { G[++m] = z[c, s, r] / w; zlist = zlist sprintf("%s%.2f", m > 1 ? "," : "", G[m]) }
         }
-        coll = way ? "sendrecv" : "broadcast"
-        printf "%-9d %-10s %10.2f %10.2f %6.2f (%15s) %6.2f (%15s) %8s %8s\n", s,
-               way ? "two-way" : "one-way", nw ? med(W, nw) : 0, med(B, rounds), n ? med(R, n) : 0,
-               list, m ? med(G, m) : 0, glist, once["big", coll, s], once["tcp", coll, s]
+        printf "%-9d %-10s %8.2f %8.2f %6.2f (%18s) %8.2f %6.2f (%18s) %8s\n", s, c,
+               nw ? med(W, nw) : 0, nv ? med(V, nv) : 0, n ? med(R, n) : 0, list,
+               nz ? med(Z, nz) : 0, m ? med(G, m) : 0, zlist, tcp[c, s]
       }
     }
   }' "$out/raw"

@@ -7,7 +7,12 @@
 //                              move the old bytes);
 //   braid_ib_checks badconfig  a GID index past the table, an unset GID, a device or port that
 //                              does not exist, on one rank or all: init fails on every rank
-//                              with an error naming the variable, or the rank at fault.
+//                              with an error naming the variable, or the rank at fault;
+//   braid_ib_checks protocol   clear-to-sends and credits (ib_connector.cc): messages around
+//                              the credit size, received late, must arrive intact; a receive
+//                              whose size differs from the send fails on both ranks naming
+//                              the other, with and without a credit; a sender whose
+//                              receiver never posts fails with braidTimeout naming it.
 // Exits 0 when every check passed; each failure is a line on stderr.
 #include <sys/mman.h>
 #include <unistd.h>
@@ -142,6 +147,126 @@ int badConfigRank(RankProcesses& processes, int rank, const BadCase& c) {
   return 0;
 }
 
+// --- protocol ----------------------------------------------------------------------------------
+
+constexpr size_t kCredit = 256 << 10;  // IbConnector::kCreditBytes
+
+// A warm-up message each way: afterwards every connector has granted its credits.
+bool warmUp(braidComm_t comm, int rank) {
+  int32_t out = rank, in = -1;
+  const int peer = 1 - rank;
+  for (int turn = 0; turn < 2; ++turn) {
+    const braidResult_t r = rank == turn ? braidSend(&out, 1, braidInt32, peer, comm, nullptr)
+                                         : braidRecv(&in, 1, braidInt32, peer, comm, nullptr);
+    if (r != braidSuccess)
+      return fail(rank, std::string("warm-up: ") + braidGetLastError(comm)) == 0;
+  }
+  if (in != peer) return fail(rank, "warm-up: wrong value") == 0;
+  return true;
+}
+
+uint8_t pattern(size_t size, size_t i) { return static_cast<uint8_t>((size * 31 + i * 7) >> 2); }
+
+// Sizes either side of the credit, sent while the receiver is still asleep: the heads
+// land in credits before any receive is posted.
+int lateReceiverRank(RankProcesses& processes, int rank) {
+  braidComm_t comm = processes.joinCommunicator(rank);
+  if (comm == nullptr || !warmUp(comm, rank)) return 1;
+  const size_t sizes[] = {0, 1, kCredit - 1, kCredit, kCredit + 1, (3 << 20) + 5, 4099};
+  if (rank == 1) sleep(1);
+  for (size_t size : sizes) {
+    std::vector<uint8_t> buf(size + 1);
+    if (rank == 0) {
+      for (size_t i = 0; i < size; ++i) buf[i] = pattern(size, i);
+      if (braidSend(buf.data(), size, braidUint8, 1, comm, nullptr) != braidSuccess) {
+        return fail(rank, "send of " + std::to_string(size) + ": " + braidGetLastError(comm));
+      }
+      continue;
+    }
+    std::memset(buf.data(), 0xee, buf.size());
+    if (braidRecv(buf.data(), size, braidUint8, 0, comm, nullptr) != braidSuccess) {
+      return fail(rank, "receive of " + std::to_string(size) + ": " + braidGetLastError(comm));
+    }
+    for (size_t i = 0; i < size; ++i) {
+      if (buf[i] != pattern(size, i)) {
+        return fail(rank, "message of " + std::to_string(size) + " bytes: byte " +
+                              std::to_string(i) + " wrong");
+      }
+    }
+    if (buf[size] != 0xee)
+      return fail(rank, "a write past a " + std::to_string(size) + "-byte receive");
+  }
+  braidCommDestroy(comm);
+  std::printf("rank %d: late receiver: 7 messages of 0 B to 3 MiB right\n", rank);
+  return 0;
+}
+
+struct Mismatch {
+  const char* name;
+  size_t sent, expected;
+  bool warm;  // after a warm-up: the head goes through a credit
+};
+
+// Rank 0 sends `sent` bytes, rank 1 expects `expected`: both must fail, each naming the
+// other, in its own call or (a sender whose message fitted a credit, so its send
+// completed) in the next one; the deadline of the test catches a hang.
+int mismatchRank(RankProcesses& processes, int rank, const Mismatch& c) {
+  braidComm_t comm = processes.joinCommunicator(rank);
+  if (comm == nullptr || (c.warm && !warmUp(comm, rank))) return 1;
+  std::vector<uint8_t> buf(std::max(c.sent, c.expected) + 1, 1);
+  braidResult_t r = rank == 0 ? braidSend(buf.data(), c.sent, braidUint8, 1, comm, nullptr)
+                              : braidRecv(buf.data(), c.expected, braidUint8, 0, comm, nullptr);
+  if (r == braidSuccess && rank == 0) r = braidRecv(buf.data(), 1, braidUint8, 1, comm, nullptr);
+  if (r == braidSuccess) return fail(rank, std::string(c.name) + ": no error");
+  const std::string error = braidGetLastError(comm);
+  if (error.find("rank " + std::to_string(1 - rank)) == std::string::npos) {
+    return fail(rank, std::string(c.name) + ": the error does not name rank " +
+                          std::to_string(1 - rank) + ": " + error);
+  }
+  std::printf("rank %d: %s: %s\n", rank, c.name, error.c_str());
+  braidCommDestroy(comm);
+  return 0;
+}
+
+// The receiver never posts: a message that fits a credit completes (its head went ahead),
+// a larger one must end in braidTimeout naming the receiver, not hang.
+int absentReceiverRank(RankProcesses& processes, int rank) {
+  braidComm_t comm = processes.joinCommunicator(rank);
+  if (comm == nullptr || !warmUp(comm, rank)) return 1;
+  if (rank == 1) {
+    // Alive and silent until the sender is done: the sender must time out.
+    return processes.awaitRelease(1) ? 0 : fail(1, "no release");
+  }
+  std::vector<uint8_t> buf(1 << 20, 3);
+  if (braidSend(buf.data(), 100, braidUint8, 1, comm, nullptr) != braidSuccess) {
+    return fail(rank, std::string("a send that fits a credit: ") + braidGetLastError(comm));
+  }
+  const braidResult_t r = braidSend(buf.data(), buf.size(), braidUint8, 1, comm, nullptr);
+  const std::string error = braidGetLastError(comm);
+  if (r != braidTimeout || error.find("rank 1") == std::string::npos) {
+    return fail(rank, "1 MiB to a receiver that never posts: result " + std::to_string(r) +
+                          ", not a timeout naming rank 1: " + error);
+  }
+  std::printf("rank 0: absent receiver: %s\n", error.c_str());
+  processes.signalProgress(0);
+  return 0;
+}
+
+// Rank 1 stays silent until rank 0 has timed out (or the deadline passes).
+bool absentReceiver() {
+  setenv("BRAID_TRANSPORT", "ib", 1);
+  setenv("BRAID_TIMEOUT", "3", 1);
+  RankProcesses processes(2);
+  if (!processes.startWithUniqueId([&](int rank) { return absentReceiverRank(processes, rank); })) {
+    return false;
+  }
+  const bool timedOut = processes.waitProgress({0}, 60);
+  processes.release(1);
+  bool ok = timedOut;
+  for (const ChildExit& e : processes.waitAll(kDeadlineSeconds)) ok &= e.exited && e.code == 0;
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -171,6 +296,28 @@ int main(int argc, char** argv) {
     std::printf("%s: badconfig\n", ok ? "PASSED" : "FAILED");
     return ok ? 0 : 1;
   }
-  std::fprintf(stderr, "usage: %s regcache|badconfig\n", argv[0]);
+  if (what == "protocol") {
+    bool ok = onRanks(2, [&](RankProcesses& p, int rank) { return lateReceiverRank(p, rank); });
+    std::printf("%s: late receiver\n", ok ? "passed" : "FAILED");
+    const Mismatch cases[] = {
+        {"100 B sent, 200 B expected, first message", 100, 200, false},
+        {"100 B sent, 200 B expected, through a credit", 100, 200, true},
+        {"100 B sent, 300000 B expected, through a credit", 100, 300000, true},
+        {"300000 B sent, 100 B expected, through a credit", 300000, 100, true},
+        {"3 MiB sent, 2 MiB expected, through a credit", 3 << 20, 2 << 20, true},
+    };
+    for (const Mismatch& c : cases) {
+      const bool passed =
+          onRanks(2, [&](RankProcesses& p, int rank) { return mismatchRank(p, rank, c); });
+      std::printf("%s: mismatch, %s\n", passed ? "passed" : "FAILED", c.name);
+      ok &= passed;
+    }
+    const bool absent = absentReceiver();
+    std::printf("%s: absent receiver\n", absent ? "passed" : "FAILED");
+    ok &= absent;
+    std::printf("%s: protocol\n", ok ? "PASSED" : "FAILED");
+    return ok ? 0 : 1;
+  }
+  std::fprintf(stderr, "usage: %s regcache|badconfig|protocol\n", argv[0]);
   return 2;
 }

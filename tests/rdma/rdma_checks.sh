@@ -73,6 +73,7 @@ check "mixed (2 hosts x 2 ranks: shm + ib)" mixed
 check "ib, kill -9 of a rank mid-collective" "$dead_rank" ib 4 kill
 check "ib, registration cache under munmap/mmap and heap reuse" "$ib_checks" regcache
 check "ib, bad GID index / device / port" "$ib_checks" badconfig
+check "ib, credits: late receiver, size mismatches, absent receiver" "$ib_checks" protocol
 
 if ((${#failed[@]})); then
   echo "FAILED: ${failed[*]}"

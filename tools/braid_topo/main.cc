@@ -2,7 +2,7 @@
 // the channels the search finds on it, and the algorithm the tuner picks per size —
 // and fits the cost model to measurements (--calibrate).
 //
-//   braid-topo                       detect this machine
+//   braid-topo                       detect this machine (and this process's L3/NUMA domains)
 //   braid-topo --file F.topo         load a topology file instead (BRAID_TOPO_FILE too)
 //   braid-topo --dump F.topo         also write the graph to F (BRAID_TOPO_DUMP_FILE too)
 //   braid-topo --ranks N --max-bytes B   shape of the tuning table (CPU machines: what
@@ -23,6 +23,7 @@
 
 #include "collectives/select.h"
 #include "tools/cli/cli.h"
+#include "topology/cache_domain.h"
 #include "topology/calibration.h"
 #include "topology/detect.h"
 #include "topology/search.h"
@@ -178,6 +179,8 @@ int main(int argc, char** argv) {
     std::printf("# detected on this machine (host id %016llx)\n",
                 static_cast<unsigned long long>(hostIdentity()));
     for (const std::string& note : d.notes) std::printf("# note: %s\n", note.c_str());
+    // Where this process (a rank started the same way) may run, in cache and memory domains.
+    std::printf("# this process: %s\n", describe(thisThreadDomains()).c_str());
   }
   std::printf("%s", dump(graph).c_str());
   if (!o.dump.empty()) {

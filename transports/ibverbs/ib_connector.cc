@@ -6,21 +6,39 @@
 // kMaxCtsBytes; a reducing receive, or one into unregistrable memory, exposes
 // receive staging slots of kStageBytes, one clear-to-send per slot, and
 // reduces (or copies) each slot out when its data lands. The sender answers
-// each clear-to-send, in order, with RDMA writes of up to kWriteBytes from its
-// source (registered through the cache, else copied through send staging);
-// the piece's last write carries an immediate, which completes on the
-// receiver after every earlier write of the queue pair has landed (RC
-// ordering), so one immediate per clear-to-send tells the receiver its piece
-// is whole. Immediate kSizeMismatch instead says the sender's message has
-// another size than the receiver's clear-to-send announced: both sides fail.
+// each clear-to-send with RDMA writes of up to kWriteBytes from its source
+// (registered through the cache, else copied through send staging); the
+// piece's last write carries an immediate naming the clear-to-send, which
+// completes on the receiver after every earlier write of the queue pair has
+// landed (RC ordering), so one immediate per clear-to-send tells the receiver
+// its piece is whole. An immediate with kImmMismatch instead says the sender's
+// message has another size than the receiver's clear-to-send announced: both
+// sides fail.
 //
-// Invariants: clear-to-sends go out in message order and within a message in
-// offset order; the sender serves them in that order, so write completions
-// on the receiver match ctsOut_ front to back. Receive slots posted
-// (kRecvDepth) cover the peer's clear-to-sends in flight (<= kMaxCtsOut) plus
-// the immediates answering ours (<= kMaxCtsOut), so no send meets an empty
-// receive queue. Every send-queue entry is signaled and recorded in
-// inFlight_; an RC queue pair completes them in posting order.
+// Credits. A receive is posted only when the collective reaches its step, so
+// with clear-to-sends alone the sender idles for a round trip (and the link's
+// queue drains) at every chunk. The receiver therefore grants credits ahead
+// (BRAID_IB_CREDITS, default 2): each names one of the next messages it has not
+// posted a receive for and a buffer of kCreditBytes of its own. The sender writes the head of that
+// message there as soon as it posts it, with an immediate carrying how many
+// bytes it wrote and whether the message ended there; the receive, once
+// posted, asks for the rest with ordinary clear-to-sends, checks the head's
+// size against its own and copies (or reduces) the head out. Messages of at
+// most kCreditBytes thus complete on the sender without waiting for the
+// receiver; a size mismatch still fails both sides: the receiver sees it in
+// the credit's immediate and sends a clear-to-send announcing its size, which
+// the sender rejects (also for a message it finished).
+//
+// Invariants: clear-to-sends and credits go out in message order and within a
+// message in offset order (a credit, the head, before the rest); the sender
+// serves them in arrival order, skipping those whose message it has not posted
+// (a credit for a later message must not hold up the rest of the current one),
+// so the pieces of one message are written in order. Receive slots posted
+// (kRecvDepth) cover the peer's clear-to-sends and credits in flight (<=
+// kMaxCtsOut + kMaxCredits, plus one mismatch notice) plus the immediates
+// answering ours (as many), so no send meets an empty receive queue. Every
+// send-queue entry is signaled and recorded in inFlight_; an RC queue pair
+// completes them in posting order.
 #include "transports/ibverbs/ib_connector.h"
 
 #include <arpa/inet.h>
@@ -36,9 +54,16 @@
 namespace braid::transport::ib {
 namespace {
 
-constexpr uint32_t kImmOk = 0;
-constexpr uint32_t kSizeMismatch = 0xbad512e;
-constexpr size_t kSlotBytes = 64;  // one receive slot: a ClearToSend fits
+// The immediate: the id of the clear-to-send it answers, flags, and a credit's byte count.
+constexpr uint32_t kImmIdMask = 0xff;
+constexpr uint32_t kImmMismatch = 1u << 8;
+constexpr uint32_t kImmComplete = 1u << 9;  // a credit's write ends the message
+constexpr int kImmBytesShift = 10;
+static_assert(IbConnector::kCreditBytes < (size_t{1} << (32 - kImmBytesShift)));
+static_assert(IbConnector::kMaxCtsOut + IbConnector::kMaxCredits <= kImmIdMask);
+static_assert(IbConnector::kCreditBytes <= IbConnector::kStageBytes);
+constexpr uint16_t kNoAnswer = 0xff;  // a mismatch notice: answered by nothing
+constexpr size_t kSlotBytes = 64;     // one receive slot: a ClearToSend fits
 static_assert(sizeof(ClearToSend) <= kSlotBytes);
 constexpr uint64_t kRecvFlag = uint64_t{1} << 31;
 
@@ -47,15 +72,17 @@ uint64_t wrId(uint32_t index, uint64_t low) { return (uint64_t{index} << 32) | l
 }  // namespace
 
 Result<std::unique_ptr<IbConnector>> IbConnector::create(int rank, int peer, uint32_t index,
-                                                         IbDevice* dev, RegCache* cache) {
-  std::unique_ptr<IbConnector> c(new IbConnector(rank, peer, index, dev, cache));
+                                                         IbDevice* dev, RegCache* cache,
+                                                         int credits) {
+  std::unique_ptr<IbConnector> c(
+      new IbConnector(rank, peer, index, dev, cache, std::clamp(credits, 0, kMaxCredits)));
   BRAID_RETURN_IF_ERROR(c->init());
   return c;
 }
 
 Status IbConnector::init() {
   const VerbsApi& api = dev_->api();
-  blockBytes_ = kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes;
+  blockBytes_ = kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + credits_ * kCreditBytes;
   blockBytes_ = (blockBytes_ + 4095) & ~size_t{4095};
   if (::posix_memalign(reinterpret_cast<void**>(&block_), 4096, blockBytes_) != 0) {
     return Status(braidSystemError,
@@ -234,23 +261,102 @@ IbConnector::RecvMessage* IbConnector::recvBySeq(uint64_t seq) {
   return at < recvs_.size() ? &recvs_[at] : nullptr;
 }
 
+uint8_t* IbConnector::creditBuffer(int i) const {
+  return block_ + kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + i * kCreditBytes;
+}
+
+bool IbConnector::postCts(const ClearToSend& cts) {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(&cts);
+  sge.length = sizeof cts;
+  ibv_send_wr wr{};
+  wr.wr_id = wrId(index_, 0);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+  ibv_send_wr* bad = nullptr;
+  if (int e = ibv_post_send(qp_, &wr, &bad)) {
+    fail(verbsError("ibv_post_send of a clear-to-send", e));
+    return false;
+  }
+  inFlight_.push_back(InFlight{false, cts.seq, 0, -1, false});
+  return true;
+}
+
+void IbConnector::sendMismatch(uint64_t seq, size_t bytes) {
+  if (static_cast<int>(inFlight_.size()) >= kSendDepth) return;  // the peer times out instead
+  ClearToSend cts{};
+  cts.seq = seq;
+  cts.msgBytes = bytes;
+  cts.offset = bytes;
+  cts.id = kNoAnswer;
+  (void)postCts(cts);
+}
+
+void IbConnector::consumeCredit(RecvMessage& m) {
+  Credit& c = credit_[m.credit];
+  if (c.state != Credit::kLanded) return;
+  const size_t head = std::min(m.bytes, kCreditBytes);
+  if (c.written != head || (c.complete != (m.bytes <= kCreditBytes))) {
+    // The sender's message is c.written bytes (complete) or more than kCreditBytes.
+    const std::string theirs = c.complete ? std::to_string(c.written) + " bytes"
+                                          : "more than " + std::to_string(kCreditBytes) + " bytes";
+    // The sender rejects this notice, whether it still waits for the rest or finished.
+    sendMismatch(m.seq, m.bytes);
+    fail(Status(braidInvalidUsage,
+                "ib transport: rank " + std::to_string(peer_) + " sends a message of " + theirs +
+                    " to rank " + std::to_string(rank_) + ", which expects " +
+                    std::to_string(m.bytes) + " bytes (mismatched calls?)",
+                peer_));
+    return;
+  }
+  if (head > 0) {
+    const uint8_t* from = creditBuffer(m.credit);
+    const RecvSink& s = m.sink;
+    if (s.reduce != nullptr) {
+      s.reduce(s.dst, s.accum, from, head / s.elemSize);
+    } else {
+      std::memcpy(s.dst, from, head);
+    }
+  }
+  c = Credit{};
+  m.credit = -1;
+  m.landed += head;
+  m.req->completed = m.landed;
+  checkRecvDone(m);
+}
+
+void IbConnector::checkRecvDone(RecvMessage& m) {
+  if (m.landed == m.bytes && m.requested == m.bytes && m.credit < 0) m.done = true;
+}
+
 void IbConnector::pumpRecvs(bool* progressed) {
   for (RecvMessage& m : recvs_) {
     if (m.ctsIssued && m.requested == m.bytes) continue;  // fully asked for
     if (!m.modeChosen) {
       m.modeChosen = true;
-      if (m.bytes > 0 && m.sink.reduce == nullptr) {
+      for (int i = 0; i < credits_; ++i) {
+        if (credit_[i].state != Credit::kFree && credit_[i].seq == m.seq) m.credit = i;
+      }
+      if (m.credit >= 0) {
+        // Its head comes (or came) through the credit; clear-to-sends ask for the rest.
+        m.requested = std::min(m.bytes, kCreditBytes);
+        m.ctsIssued = true;
+        consumeCredit(m);
+        if (!error_.isOk()) return;
+      }
+      if (m.bytes > m.requested && m.sink.reduce == nullptr) {
         Result<RegCache::Handle> h = cache_->acquire(m.sink.dst, m.bytes);
         if (h.isOk()) {
           m.mr = *h;
           m.registered = true;
         }
       }
-      m.staged = m.bytes > 0 && !m.registered;
+      m.staged = m.bytes > m.requested && !m.registered;
     }
     while (!(m.ctsIssued && m.requested == m.bytes)) {
-      if (static_cast<int>(ctsOut_.size()) >= kMaxCtsOut ||
-          static_cast<int>(inFlight_.size()) >= kSendDepth) {
+      if (ctsOutUsed_ >= kMaxCtsOut || static_cast<int>(inFlight_.size()) >= kSendDepth) {
         return;
       }
       ClearToSend cts{};
@@ -274,51 +380,81 @@ void IbConnector::pumpRecvs(bool* progressed) {
         cts.rkey = m.mr.mr->rkey;
       }
       cts.bytes = static_cast<uint32_t>(piece);
-      ibv_sge sge{};
-      sge.addr = reinterpret_cast<uintptr_t>(&cts);
-      sge.length = sizeof cts;
-      ibv_send_wr wr{};
-      wr.wr_id = wrId(index_, 0);
-      wr.sg_list = &sge;
-      wr.num_sge = 1;
-      wr.opcode = IBV_WR_SEND;
-      wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
-      ibv_send_wr* bad = nullptr;
-      if (int e = ibv_post_send(qp_, &wr, &bad)) {
-        fail(verbsError("ibv_post_send of a clear-to-send", e));
-        return;
-      }
-      inFlight_.push_back(InFlight{false, m.seq, 0, -1, false});
-      ctsOut_.push_back(CtsOut{m.seq, m.requested, piece, slot});
+      int id = 0;
+      while (ctsOut_[id].used) ++id;
+      cts.id = static_cast<uint16_t>(id);
+      if (!postCts(cts)) return;
+      ctsOut_[id] = CtsOut{true, m.seq, m.requested, piece, slot};
+      ++ctsOutUsed_;
       if (slot >= 0) recvStageBusy_[slot] = true;
       m.requested += piece;
       m.ctsIssued = true;
       *progressed = true;
     }
   }
+  grantCredits(progressed);
+}
+
+void IbConnector::grantCredits(bool* progressed) {
+  // Only for messages no receive is posted for: a posted one asks for itself.
+  grantSeq_ = std::max(grantSeq_, nextRecvSeq_);
+  for (int i = 0; i < credits_; ++i) {
+    if (credit_[i].state != Credit::kFree) continue;
+    if (static_cast<int>(inFlight_.size()) >= kSendDepth) return;
+    ClearToSend cts{};
+    cts.seq = grantSeq_;
+    cts.addr = reinterpret_cast<uintptr_t>(creditBuffer(i));
+    cts.rkey = blockMr_->rkey;
+    cts.bytes = static_cast<uint32_t>(kCreditBytes);
+    cts.id = static_cast<uint16_t>(kMaxCtsOut + i);
+    cts.credit = 1;
+    if (!postCts(cts)) return;
+    credit_[i] = Credit{Credit::kGranted, grantSeq_, 0, false};
+    ++grantSeq_;
+    *progressed = true;
+  }
 }
 
 void IbConnector::pumpSends(bool* progressed) {
-  while (!ctsIn_.empty() && static_cast<int>(inFlight_.size()) < kSendDepth) {
-    const ClearToSend& cts = ctsIn_.front();
+  auto it = ctsIn_.begin();
+  while (it != ctsIn_.end() && static_cast<int>(inFlight_.size()) < kSendDepth) {
+    const ClearToSend& cts = it->cts;
     SendMessage* m = sendBySeq(cts.seq);
-    if (m == nullptr) return;  // the receiver is ahead: this send is not posted yet
-    if (cts.msgBytes != m->bytes) {
+    if (m == nullptr && cts.seq >= nextSendSeq_) {
+      ++it;  // the receiver is ahead: this send is not posted yet
+      continue;
+    }
+    const bool finished =
+        m == nullptr || (m->served == m->bytes && m->served > 0) || (m->bytes == 0 && m->done);
+    if (!cts.credit && (m == nullptr || cts.msgBytes != m->bytes || finished)) {
       // Tell the receiver (a 0-byte write with the mismatch immediate), then fail here.
-      ibv_send_wr wr{};
-      wr.wr_id = wrId(index_, 0);
-      wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-      wr.send_flags = IBV_SEND_SIGNALED;
-      wr.imm_data = htonl(kSizeMismatch);
-      wr.wr.rdma.remote_addr = cts.addr;
-      wr.wr.rdma.rkey = cts.rkey;
-      ibv_send_wr* bad = nullptr;
-      (void)ibv_post_send(qp_, &wr, &bad);
+      if (cts.id != kNoAnswer) {
+        ibv_send_wr wr{};
+        wr.wr_id = wrId(index_, 0);
+        wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.imm_data = htonl(cts.id | kImmMismatch);
+        wr.wr.rdma.remote_addr = cts.addr;
+        wr.wr.rdma.rkey = cts.rkey;
+        ibv_send_wr* bad = nullptr;
+        if (ibv_post_send(qp_, &wr, &bad) == 0) {
+          inFlight_.push_back(InFlight{true, cts.seq, 0, -1, false});
+        }
+      }
+      const std::string mine =
+          m != nullptr ? std::to_string(m->bytes) + " bytes" : "a message of another size";
       fail(Status(braidInvalidUsage,
                   "ib transport: rank " + std::to_string(peer_) + " expects a message of " +
                       std::to_string(cts.msgBytes) + " bytes from rank " + std::to_string(rank_) +
-                      ", which sends " + std::to_string(m->bytes) + " bytes (mismatched calls?)",
+                      ", which sends " + mine + " (mismatched calls?)",
                   peer_));
+      return;
+    }
+    if (cts.credit && (m == nullptr || m->served > 0)) {
+      // A credit comes before anything else for its message, which cannot have finished.
+      fail(remoteError("ib transport: rank " + std::to_string(peer_) +
+                           " granted a credit for a message already sent (protocol error)",
+                       peer_));
       return;
     }
     if (m->bytes > 0 && !m->registered && !m->staged) {
@@ -330,10 +466,12 @@ void IbConnector::pumpSends(bool* progressed) {
         m->staged = true;  // e.g. device memory without GPUDirect: copy through staging
       }
     }
-    size_t piece = std::min<size_t>(cts.bytes - ctsInServed_, kWriteBytes);
+    // A credit asks for the head, whatever the message's size; a clear-to-send for a range.
+    const size_t ctsBytes = cts.credit ? std::min<size_t>(m->bytes, cts.bytes) : cts.bytes;
+    size_t piece = std::min<size_t>(ctsBytes - it->served, kWriteBytes);
     ibv_sge sge{};
     int slot = -1;
-    const size_t at = cts.offset + ctsInServed_;
+    const size_t at = cts.offset + it->served;
     if (piece > 0 && m->staged) {
       for (int s = 0; s < kStageSlots && slot < 0; ++s) {
         if (!sendStageBusy_[s]) slot = s;
@@ -349,15 +487,21 @@ void IbConnector::pumpSends(bool* progressed) {
       sge.lkey = m->mr.mr->lkey;
     }
     sge.length = static_cast<uint32_t>(piece);
-    const bool lastOfCts = ctsInServed_ + piece == cts.bytes;
+    const bool lastOfCts = it->served + piece == ctsBytes;
+    const bool lastOfMessage = lastOfCts && at + piece == m->bytes;
+    uint32_t imm = cts.id;
+    if (cts.credit) {
+      imm |= static_cast<uint32_t>(ctsBytes) << kImmBytesShift;
+      if (lastOfMessage) imm |= kImmComplete;
+    }
     ibv_send_wr wr{};
     wr.wr_id = wrId(index_, 0);
     wr.sg_list = piece > 0 ? &sge : nullptr;
     wr.num_sge = piece > 0 ? 1 : 0;
     wr.opcode = lastOfCts ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
     wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(kImmOk);
-    wr.wr.rdma.remote_addr = cts.addr + ctsInServed_;
+    wr.imm_data = htonl(imm);
+    wr.wr.rdma.remote_addr = cts.addr + it->served;
     wr.wr.rdma.rkey = cts.rkey;
     ibv_send_wr* bad = nullptr;
     if (int e = ibv_post_send(qp_, &wr, &bad)) {
@@ -365,14 +509,13 @@ void IbConnector::pumpSends(bool* progressed) {
       return;
     }
     if (slot >= 0) sendStageBusy_[slot] = true;
-    const bool lastOfMessage = lastOfCts && cts.offset + cts.bytes == cts.msgBytes;
     inFlight_.push_back(InFlight{true, m->seq, piece, slot, lastOfMessage});
+    m->served += piece;
     *progressed = true;
     if (lastOfCts) {
-      ctsIn_.pop_front();
-      ctsInServed_ = 0;
+      it = ctsIn_.erase(it);
     } else {
-      ctsInServed_ += piece;
+      it->served += piece;
     }
   }
 }
@@ -400,9 +543,9 @@ void IbConnector::complete(const ibv_wc& wc) {
     if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
       onWriteLanded(ntohl(wc.imm_data));
     } else {
-      ClearToSend cts;
-      std::memcpy(&cts, block_ + slot * kSlotBytes, sizeof cts);
-      ctsIn_.push_back(cts);
+      CtsIn in{};
+      std::memcpy(&in.cts, block_ + slot * kSlotBytes, sizeof in.cts);
+      ctsIn_.push_back(in);
     }
     if (error_.isOk()) fail(postRecvSlot(slot));
     return;
@@ -411,16 +554,28 @@ void IbConnector::complete(const ibv_wc& wc) {
 }
 
 void IbConnector::onWriteLanded(uint32_t imm) {
-  if (ctsOut_.empty()) {
+  const int id = static_cast<int>(imm & kImmIdMask);
+  if (id >= kMaxCtsOut + credits_ || (id < kMaxCtsOut && !ctsOut_[id].used) ||
+      (id >= kMaxCtsOut && credit_[id - kMaxCtsOut].state != Credit::kGranted)) {
     fail(remoteError("ib transport: rank " + std::to_string(peer_) +
                          " wrote data this rank never asked for (protocol error)",
                      peer_));
     return;
   }
-  const CtsOut c = ctsOut_.front();
-  ctsOut_.pop_front();
+  if (id >= kMaxCtsOut) {
+    Credit& c = credit_[id - kMaxCtsOut];
+    c.state = Credit::kLanded;
+    c.written = imm >> kImmBytesShift;
+    c.complete = (imm & kImmComplete) != 0;
+    RecvMessage* m = recvBySeq(c.seq);
+    if (m != nullptr && m->modeChosen) consumeCredit(*m);
+    return;
+  }
+  const CtsOut c = ctsOut_[id];
+  ctsOut_[id].used = false;
+  --ctsOutUsed_;
   RecvMessage* m = recvBySeq(c.seq);
-  if (imm == kSizeMismatch) {
+  if ((imm & kImmMismatch) != 0) {
     fail(Status(braidInvalidUsage,
                 "ib transport: rank " + std::to_string(peer_) +
                     " sends a message whose size differs from the " +
@@ -445,7 +600,7 @@ void IbConnector::onWriteLanded(uint32_t imm) {
   }
   m->landed += c.bytes;
   m->req->completed = m->landed;
-  if (m->landed == m->bytes && m->requested == m->bytes) m->done = true;
+  checkRecvDone(*m);
 }
 
 void IbConnector::onSendCompleted() {

@@ -17,14 +17,19 @@ namespace braid::transport::ib {
 
 /// The receiver's request for data, sent as a small SEND: "write bytes [offset,
 /// offset + bytes) of your message `seq` to addr/rkey". The sender checks
-/// msgBytes against its message: a mismatch fails on both sides.
+/// msgBytes against its message: a mismatch fails on both sides. A credit
+/// (granted ahead, before the receiver knows the message) instead says "write
+/// the first min(bytes, your size) bytes of message `seq` to addr/rkey"; it
+/// carries no size. `id` comes back in the immediate that answers it.
 struct ClearToSend {
   uint64_t seq;
-  uint64_t msgBytes;
-  uint64_t offset;
+  uint64_t msgBytes;  // unused in a credit
+  uint64_t offset;    // 0 in a credit
   uint64_t addr;
   uint32_t rkey;
   uint32_t bytes;
+  uint16_t id;
+  uint16_t credit;  // 1: a credit
 };
 
 /// What a rank publishes (over the bootstrap) for each of its queue pairs.
@@ -41,16 +46,24 @@ class IbConnector final : public Connector {
  public:
   static constexpr int kSendDepth = 128;  // signaled work requests in flight
   static constexpr int kMaxCtsOut = 16;   // clear-to-sends issued and not yet written
-  static constexpr int kRecvDepth = 2 * kMaxCtsOut + 8;
+  /// Credits: clear-to-sends granted ahead for the next messages this rank has not posted
+  /// a receive for yet, each for the first kCreditBytes into a buffer of its own. The
+  /// sender writes a message's head at once instead of waiting for a clear-to-send round
+  /// trip, which hides that round trip between the chunk steps of a collective.
+  /// BRAID_IB_CREDITS of them (Config::ibCredits), at most kMaxCredits.
+  static constexpr int kMaxCredits = 8;
+  static constexpr int kRecvDepth = 2 * (kMaxCtsOut + kMaxCredits) + 8;
   static constexpr int kStageSlots = 4;  // per direction
   static constexpr size_t kStageBytes = 256 << 10;
-  static constexpr size_t kWriteBytes = 1 << 20;   // the largest single RDMA write
-  static constexpr size_t kMaxCtsBytes = 1 << 30;  // the largest piece one clear-to-send asks
+  static constexpr size_t kCreditBytes = kStageBytes;  // one write from send staging
+  static constexpr size_t kWriteBytes = 1 << 20;       // the largest single RDMA write
+  static constexpr size_t kMaxCtsBytes = 1 << 30;      // the largest piece one clear-to-send asks
 
   /// Creates the queue pair (INIT, receives posted). `index`: this connector's number in
   /// the transport, carried in work request ids. `dev` and `cache` outlive the connector.
+  /// `credits`: 0..kMaxCredits granted ahead to the peer.
   static Result<std::unique_ptr<IbConnector>> create(int rank, int peer, uint32_t index,
-                                                     IbDevice* dev, RegCache* cache);
+                                                     IbDevice* dev, RegCache* cache, int credits);
   ~IbConnector() override;
 
   /// This side's connection data for the peer.
@@ -84,8 +97,8 @@ class IbConnector final : public Connector {
   }
 
  private:
-  IbConnector(int rank, int peer, uint32_t index, IbDevice* dev, RegCache* cache)
-      : rank_(rank), peer_(peer), index_(index), dev_(dev), cache_(cache) {}
+  IbConnector(int rank, int peer, uint32_t index, IbDevice* dev, RegCache* cache, int credits)
+      : rank_(rank), peer_(peer), index_(index), credits_(credits), dev_(dev), cache_(cache) {}
 
   struct SendMessage {
     const uint8_t* src;
@@ -95,6 +108,7 @@ class IbConnector final : public Connector {
     RegCache::Handle mr;
     bool registered = false;  // mr valid
     bool staged = false;      // unregistrable: copied through send staging
+    size_t served = 0;        // bytes whose writes are posted
     size_t acked = 0;         // bytes whose writes completed
     bool done = false;
   };
@@ -107,8 +121,9 @@ class IbConnector final : public Connector {
     bool registered = false;
     bool staged = false;  // lands in receive staging (reductions, unregistrable memory)
     bool modeChosen = false;
-    size_t requested = 0;    // bytes covered by clear-to-sends issued
+    size_t requested = 0;    // bytes covered by clear-to-sends (and a credit) issued
     bool ctsIssued = false;  // at least one (a 0-byte message needs exactly one)
+    int credit = -1;         // the credit holding its head, until copied out
     size_t landed = 0;
     bool done = false;
   };
@@ -121,16 +136,38 @@ class IbConnector final : public Connector {
     bool last;      // the message's last write
   };
   struct CtsOut {
-    uint64_t seq;
-    size_t offset;
-    size_t bytes;
-    int stageSlot;  // receive staging slot, -1: straight into the user's buffer
+    bool used = false;
+    uint64_t seq = 0;
+    size_t offset = 0;
+    size_t bytes = 0;
+    int stageSlot = -1;  // receive staging slot, -1: straight into the user's buffer
+  };
+  // A credit's life: granted for message `seq`, landed (written, its size known), then
+  // copied out into the receive once that is posted, and free again.
+  struct Credit {
+    enum State : uint8_t { kFree, kGranted, kLanded } state = kFree;
+    uint64_t seq = 0;
+    size_t written = 0;
+    bool complete = false;  // the sender's message ended within it
+  };
+  struct CtsIn {
+    ClearToSend cts;
+    size_t served = 0;  // bytes whose writes are posted
   };
 
   Status init();
   Status postRecvSlot(int slot);
   void pumpRecvs(bool* progressed);
   void pumpSends(bool* progressed);
+  void grantCredits(bool* progressed);
+  /// Posts a clear-to-send (or credit); false after failing.
+  bool postCts(const ClearToSend& cts);
+  /// Checks a landed credit against receive `m` and moves its bytes into it.
+  void consumeCredit(RecvMessage& m);
+  /// Tells the sender its message `seq` does not have `bytes` bytes (it fails there too).
+  void sendMismatch(uint64_t seq, size_t bytes);
+  uint8_t* creditBuffer(int i) const;
+  void checkRecvDone(RecvMessage& m);
   SendMessage* sendBySeq(uint64_t seq);
   RecvMessage* recvBySeq(uint64_t seq);
   void onWriteLanded(uint32_t imm);
@@ -141,6 +178,7 @@ class IbConnector final : public Connector {
   const int rank_;
   const int peer_;
   const uint32_t index_;
+  const int credits_;
   IbDevice* const dev_;    // the transport's; outlives connectors
   RegCache* const cache_;  // the transport's; outlives connectors
   PollFn pollFn_ = nullptr;
@@ -157,9 +195,13 @@ class IbConnector final : public Connector {
   std::deque<SendMessage> sends_;
   std::deque<RecvMessage> recvs_;
   uint64_t nextSendSeq_ = 0, nextRecvSeq_ = 0;
-  std::deque<ClearToSend> ctsIn_;  // from the peer, not yet fully written
-  size_t ctsInServed_ = 0;         // bytes of ctsIn_.front() already posted
-  std::deque<CtsOut> ctsOut_;
+  uint64_t grantSeq_ = 0;    // the next message a credit may be granted for
+  std::deque<CtsIn> ctsIn_;  // from the peer, not yet fully written
+  // Clear-to-sends issued and not yet answered, by id (answers may come out of order:
+  // the sender serves a credit only once it has posted that message).
+  CtsOut ctsOut_[kMaxCtsOut];
+  int ctsOutUsed_ = 0;
+  Credit credit_[kMaxCredits];  // the first credits_; id kMaxCtsOut + i
   std::deque<InFlight> inFlight_;
   Status error_;
 };

@@ -217,7 +217,8 @@ Status IbTransport::setup(Bootstrap& bootstrap, const Config& config,
   std::vector<QpInfo> table(static_cast<size_t>(n) * n);
   for (int p = 0; p < n && created.isOk(); ++p) {
     if (!selected[p]) continue;
-    auto c = IbConnector::create(rank_, p, static_cast<uint32_t>(p), device_.get(), cache_.get());
+    auto c = IbConnector::create(rank_, p, static_cast<uint32_t>(p), device_.get(), cache_.get(),
+                                 config.ibCredits);
     if (!c.isOk()) {
       created = c.status();
       break;

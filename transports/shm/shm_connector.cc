@@ -147,9 +147,13 @@ bool ShmConnector::publishRendezvous(PendingSend& send) {
 }
 
 bool ShmConnector::goesSingleCopy(const void* src, size_t bytes) {
-  if (singleCopy_.minBytes == 0 || bytes < singleCopy_.minBytes) return false;
+  if (singleCopy_.minBytes == 0) return false;
+  if (!singleCopy_.hugePagesOnly) return bytes >= singleCopy_.minBytes;  // a forced threshold
+  // The default rule. Far apart, a single copy beats the FIFO from any pages (copy_pace.h);
+  // every kProbeEvery-th such message still takes the FIFO, to measure the pace again.
+  if (bytes >= CopyPace::kFarSingleCopyBytes && pace_.far() && !pace_.probeDue()) return true;
   // One system call of a few microseconds against a copy of >= 256 KiB.
-  return !singleCopy_.hugePagesOnly || hugePages_.mostlyHuge(src, bytes);
+  return bytes >= singleCopy_.minBytes && hugePages_.mostlyHuge(src, bytes);
 }
 
 bool ShmConnector::moveSends() {
@@ -174,7 +178,9 @@ bool ShmConnector::moveSends() {
         if (n > 0) std::memcpy(header.line, send.src, n);
         header.kind = SlotKind::kLine;
       } else {
+        const uint64_t start = n >= CopyPace::kTimedBytes ? CopyPace::now() : 0;
         std::memcpy(outbound_.slot(sendTail_), send.src + req->completed, n);
+        if (start != 0) pace_.recordFragment(n, CopyPace::now() - start);
         header.kind = SlotKind::kInline;
       }
       header.messageBytes = req->bytes;
@@ -185,6 +191,7 @@ bool ShmConnector::moveSends() {
       moved = true;
     }
     req->done = true;
+    pace_.endMessage();
     sends_.pop_front();
   }
   return moved;

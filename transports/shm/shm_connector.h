@@ -17,6 +17,10 @@
 // and waits in awaitingReads_ until the peer's head passes that fragment, i.e. the peer has read it
 // all. The receiver reads such a message in pieces of at most kPieceBudgetBytes per progress()
 // call, so one huge message does not stall the other links.
+//
+// Under the default rule a link whose ranks sit far apart on the host (copy_pace.h: the
+// sender's copies into slots run far below cache speed) also sends messages of at least
+// CopyPace::kFarSingleCopyBytes single-copy, from any pages, while it stays far.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,7 @@
 
 #include "transports/connector.h"
 #include "transports/shm/control_block.h"
+#include "transports/shm/copy_pace.h"
 #include "transports/shm/fifo.h"
 #include "transports/shm/single_copy.h"
 
@@ -108,6 +113,7 @@ class ShmConnector : public Connector {
   std::deque<AwaitedRead> awaitingReads_;
   std::vector<uint8_t> bounce_;  // rendezvous reduce: peer bytes land here first
   HugePageScanner hugePages_;    // the default single-copy rule asks it per large send
+  CopyPace pace_;                // the default rule's far-placement exception
   // This side is the only writer of sendTail_ / recvHead_; sendHeadSeen_ spares a
   // load of the receiver's cache line until the FIFO looks full.
   uint64_t sendTail_ = 0;

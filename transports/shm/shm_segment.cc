@@ -35,6 +35,16 @@ Result<uint8_t*> mapShared(int fd, size_t bytes, const std::string& name) {
 
 }  // namespace
 
+void prefault(const FifoView& fifo) {
+#ifdef MADV_POPULATE_WRITE
+  uint8_t* begin = reinterpret_cast<uint8_t*>(fifo.counters);  // page aligned: a FIFO's start
+  uint8_t* end = fifo.data + fifo.nslots * fifo.slotBytes;
+  madvise(begin, static_cast<size_t>(end - begin), MADV_POPULATE_WRITE);  // failure: no harm
+#else
+  (void)fifo;
+#endif
+}
+
 Result<SegmentLayout> SegmentLayout::compute(int nranks, size_t slotBytes, int nslots) {
   if (nranks < 1) return invalidArgument("shm: nranks must be >= 1, got " + std::to_string(nranks));
   if (slotBytes == 0 || slotBytes % 64 != 0 || slotBytes > kMaxSlotBytes) {

@@ -279,10 +279,13 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
           shm::blockSingleCopyExtentBelow(singleCopyBytes, nranks, cpus, streamStoreBytes);
     }
     blockExtentBelow = std::max(blockExtentBelow, link.blockExtentBelow);
+    const shm::FifoView inbound = layout->fifo(t->own_->base(), rank, peer);
+    const shm::FifoView outbound = layout->fifo(t->peerSegments_[peer]->base(), peer, rank);
+    shm::prefault(inbound);
+    shm::prefault(outbound);
     t->connectors_[peer] = std::make_unique<ShmConnector>(
-        label(rank), label(peer), layout->fifo(t->own_->base(), rank, peer),
-        layout->fifo(t->peerSegments_[peer]->base(), peer, rank), &t->ownControl(),
-        &t->peerControl(peer), link, streamStoreBytes);
+        label(rank), label(peer), inbound, outbound, &t->ownControl(), &t->peerControl(peer), link,
+        streamStoreBytes);
   }
   const std::string singleCopyRule =
       singleCopyBytes == Config::kAutoBytes

@@ -1,0 +1,462 @@
+// The ib connector's protocol (transports/ibverbs/ib_connector.cc) between two
+// connectors in one process, over a fake verbs device whose "wire" the test
+// drives: work requests wait in each queue pair's send queue until deliver()
+// carries them out in posting order (RC semantics: a SEND or a write with
+// immediate consumes a posted receive of the peer, an RDMA write copies into
+// memory the rkey must cover). Runs anywhere; the soft-RoCE guest runs the same
+// protocol on real verbs (tests/rdma/ib_checks.cc).
+//
+// Checked against the bytes sent (the reference): messages either side of the
+// credit size, received before and after they were sent, with and without
+// credits, plain and reducing; a receive posted late (the sender has queued
+// credits for later messages before the rest of the current one); size
+// mismatches failing both connectors; a receiver that never posts leaving a
+// large send unfinished (the engine's deadline then fails it) but not a small one.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "transports/ibverbs/ib_connector.h"
+#include "transports/ibverbs/ib_device.h"
+#include "transports/ibverbs/reg_cache.h"
+
+namespace braid::transport::ib {
+namespace {
+
+struct FakeQp {
+  ibv_qp qp{};
+  uint32_t peerQpn = 0;
+  std::deque<ibv_recv_wr> recvs;  // posted receives (one sge each, copied)
+  std::deque<ibv_sge> recvSges;
+  struct Wr {
+    ibv_send_wr wr;
+    ibv_sge sge;
+    std::vector<uint8_t> inlineData;
+  };
+  std::deque<Wr> sends;  // posted, not yet carried out
+  std::deque<ibv_wc> completions;
+};
+
+// One fake device for both connectors; every verbs object is ours.
+struct Fake {
+  static inline ibv_context context{};
+  static inline ibv_device device{};
+  static inline ibv_device* list[1] = {&device};
+  static inline ibv_pd pd{};
+  static inline ibv_comp_channel channel{};
+  static inline ibv_cq cq{};
+  static inline std::map<uint32_t, std::unique_ptr<FakeQp>> qps;
+  static inline std::map<uint32_t, ibv_mr*> mrs;  // by rkey
+  static inline uint32_t nextKey = 1;
+  static inline std::string wireError;
+
+  static FakeQp* of(ibv_qp* qp) { return qps.at(qp->qp_num).get(); }
+
+  static int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr**) {
+    for (; wr != nullptr; wr = wr->next) {
+      FakeQp::Wr w{*wr, {}, {}};
+      if (wr->num_sge > 0) w.sge = wr->sg_list[0];
+      if ((wr->send_flags & IBV_SEND_INLINE) != 0) {
+        const auto* p = reinterpret_cast<const uint8_t*>(w.sge.addr);
+        w.inlineData.assign(p, p + w.sge.length);
+      }
+      of(qp)->sends.push_back(std::move(w));
+    }
+    return 0;
+  }
+  static int postRecv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr**) {
+    for (; wr != nullptr; wr = wr->next) {
+      of(qp)->recvs.push_back(*wr);
+      of(qp)->recvSges.push_back(wr->sg_list[0]);
+    }
+    return 0;
+  }
+  // Is [addr, addr + len) inside the region `rkey` registered?
+  static bool covers(uint32_t rkey, uint64_t addr, size_t len) {
+    auto it = mrs.find(rkey);
+    if (it == mrs.end()) return false;
+    const auto base = reinterpret_cast<uintptr_t>(it->second->addr);
+    return addr >= base && addr + len <= base + it->second->length;
+  }
+  // Carries out every queued work request of `qp`, in order. False on a wire error.
+  static bool deliver(FakeQp* q) {
+    FakeQp* peer = qps.at(q->peerQpn).get();
+    while (!q->sends.empty()) {
+      FakeQp::Wr w = std::move(q->sends.front());
+      q->sends.pop_front();
+      const ibv_send_wr& wr = w.wr;
+      const size_t len = wr.num_sge > 0 ? w.sge.length : 0;
+      bool consumes = wr.opcode == IBV_WR_SEND || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+      if (wr.opcode != IBV_WR_SEND && len > 0) {
+        if (!covers(wr.wr.rdma.rkey, wr.wr.rdma.remote_addr, len)) {
+          wireError = "an RDMA write outside the rkey's region";
+          return false;
+        }
+        std::memcpy(reinterpret_cast<void*>(wr.wr.rdma.remote_addr),
+                    reinterpret_cast<const void*>(w.sge.addr), len);
+      }
+      if (consumes) {
+        if (peer->recvs.empty()) {
+          wireError = "a send met an empty receive queue";
+          return false;
+        }
+        ibv_recv_wr r = peer->recvs.front();
+        ibv_sge s = peer->recvSges.front();
+        peer->recvs.pop_front();
+        peer->recvSges.pop_front();
+        ibv_wc wc{};
+        wc.wr_id = r.wr_id;
+        wc.status = IBV_WC_SUCCESS;
+        if (wr.opcode == IBV_WR_SEND) {
+          if (w.inlineData.size() > s.length) {
+            wireError = "a SEND longer than the receive";
+            return false;
+          }
+          std::memcpy(reinterpret_cast<void*>(s.addr), w.inlineData.data(), w.inlineData.size());
+          wc.opcode = IBV_WC_RECV;
+          wc.byte_len = static_cast<uint32_t>(w.inlineData.size());
+        } else {
+          wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+          wc.imm_data = wr.imm_data;
+          wc.wc_flags = IBV_WC_WITH_IMM;
+        }
+        peer->completions.push_back(wc);
+      }
+      if ((wr.send_flags & IBV_SEND_SIGNALED) != 0) {
+        ibv_wc wc{};
+        wc.wr_id = wr.wr_id;
+        wc.status = IBV_WC_SUCCESS;
+        wc.opcode = wr.opcode == IBV_WR_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE;
+        q->completions.push_back(wc);
+      }
+    }
+    return true;
+  }
+
+  static ibv_device** getDeviceList(int* n) {
+    *n = 1;
+    return list;
+  }
+  static void freeDeviceList(ibv_device**) {}
+  static const char* getDeviceName(ibv_device*) { return "fake0"; }
+  static ibv_context* openDevice(ibv_device*) {
+    context.ops.post_send = &postSend;
+    context.ops.post_recv = &postRecv;
+    return &context;
+  }
+  static int closeDevice(ibv_context*) { return 0; }
+  static int queryDevice(ibv_context*, ibv_device_attr* a) {
+    a->phys_port_cnt = 1;
+    return 0;
+  }
+  static int queryPort(ibv_context*, uint8_t, ibv_port_attr* a) {
+    a->state = IBV_PORT_ACTIVE;
+    a->link_layer = IBV_LINK_LAYER_INFINIBAND;
+    a->lid = 1;
+    a->active_mtu = IBV_MTU_4096;
+    a->gid_tbl_len = 1;
+    return 0;
+  }
+  static int queryGid(ibv_context*, uint8_t, int, ibv_gid* g) {
+    *g = ibv_gid{};
+    return 0;
+  }
+  static ibv_pd* allocPd(ibv_context* c) {
+    pd.context = c;
+    return &pd;
+  }
+  static int deallocPd(ibv_pd*) { return 0; }
+  static ibv_mr* regMr(ibv_pd*, void* addr, size_t length, int) {
+    auto* mr = new ibv_mr{};
+    mr->addr = addr;
+    mr->length = length;
+    mr->lkey = mr->rkey = nextKey++;
+    mrs[mr->rkey] = mr;
+    return mr;
+  }
+  static int deregMr(ibv_mr* mr) {
+    mrs.erase(mr->rkey);
+    delete mr;
+    return 0;
+  }
+  static ibv_comp_channel* createCompChannel(ibv_context*) { return &channel; }
+  static int destroyCompChannel(ibv_comp_channel*) { return 0; }
+  static ibv_cq* createCq(ibv_context* c, int, void*, ibv_comp_channel*, int) {
+    cq.context = c;
+    return &cq;
+  }
+  static int destroyCq(ibv_cq*) { return 0; }
+  static ibv_qp* createQp(ibv_pd*, ibv_qp_init_attr*) {
+    auto q = std::make_unique<FakeQp>();
+    q->qp.context = &context;
+    q->qp.qp_num = static_cast<uint32_t>(qps.size() + 100);
+    ibv_qp* qp = &q->qp;
+    qps[qp->qp_num] = std::move(q);
+    return qp;
+  }
+  static int modifyQp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
+    if ((mask & IBV_QP_DEST_QPN) != 0) of(qp)->peerQpn = attr->dest_qp_num;
+    return 0;
+  }
+  static int destroyQp(ibv_qp* qp) {
+    qps.erase(qp->qp_num);
+    return 0;
+  }
+  static const char* wcStatusStr(ibv_wc_status) { return "fake status"; }
+
+  static const VerbsApi& api() {
+    static const VerbsApi a = [] {
+      VerbsApi v;
+      v.getDeviceList = &getDeviceList;
+      v.freeDeviceList = &freeDeviceList;
+      v.getDeviceName = &getDeviceName;
+      v.openDevice = &openDevice;
+      v.closeDevice = &closeDevice;
+      v.queryDevice = &queryDevice;
+      v.queryPort = &queryPort;
+      v.queryGid = &queryGid;
+      v.allocPd = &allocPd;
+      v.deallocPd = &deallocPd;
+      v.regMr = &regMr;
+      v.deregMr = &deregMr;
+      v.createCompChannel = &createCompChannel;
+      v.destroyCompChannel = &destroyCompChannel;
+      v.createCq = &createCq;
+      v.destroyCq = &destroyCq;
+      v.createQp = &createQp;
+      v.modifyQp = &modifyQp;
+      v.destroyQp = &destroyQp;
+      v.wcStatusStr = &wcStatusStr;
+      return v;
+    }();
+    return a;
+  }
+};
+
+// Rank 0 and rank 1, one connector each towards the other.
+class IbProtocol : public ::testing::Test {
+ protected:
+  void start(int credits) {
+    Fake::wireError.clear();
+    auto dev = IbDevice::open(Fake::api(), "", -1, 64);
+    ASSERT_TRUE(dev.isOk()) << dev.status().message();
+    dev_ = std::move(*dev);
+    cache_ = std::make_unique<RegCache>(Fake::api(), dev_->pd(),
+                                        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    for (int r = 0; r < 2; ++r) {
+      auto c = IbConnector::create(r, 1 - r, 0, dev_.get(), cache_.get(), credits);
+      ASSERT_TRUE(c.isOk()) << c.status().message();
+      side_[r] = std::move(*c);
+      side_[r]->setPoller(&IbProtocol::poll, side_[r].get());
+    }
+    for (int r = 0; r < 2; ++r) ASSERT_TRUE(side_[r]->connect(side_[1 - r]->localInfo()).isOk());
+  }
+  void TearDown() override {
+    side_[0].reset();
+    side_[1].reset();
+    cache_.reset();
+    dev_.reset();
+    EXPECT_TRUE(Fake::mrs.empty()) << "a registration outlived its connector or cache";
+  }
+  // The transport's poll, for one connector: its queue pair's completions.
+  static Status poll(void* arg, bool* progressed) {
+    auto* c = static_cast<IbConnector*>(arg);
+    FakeQp* q = Fake::qps.at(c->localInfo().qpn).get();
+    while (!q->completions.empty()) {
+      const ibv_wc wc = q->completions.front();
+      q->completions.pop_front();
+      c->complete(wc);
+      *progressed = true;
+    }
+    return Status::ok();
+  }
+  FakeQp* qpOf(int r) { return Fake::qps.at(side_[r]->localInfo().qpn).get(); }
+  // Messages either side of the credit from rank `from` to the other; `recvFirst`: each
+  // receive is posted before its send, else after (its head may wait in a credit).
+  void exchange(int from, bool recvFirst);
+  // Progress and wire, alternately, until nothing moves; false on a wire error.
+  bool run(int rounds = 200) {
+    for (int i = 0; i < rounds; ++i) {
+      bool moved = false;
+      for (int r = 0; r < 2; ++r) {
+        (void)side_[r]->progress(&moved);
+        moved |= !qpOf(r)->sends.empty();
+        if (!Fake::deliver(qpOf(r))) return false;
+      }
+      if (!moved) return true;
+    }
+    return true;
+  }
+
+  std::unique_ptr<IbDevice> dev_;
+  std::unique_ptr<RegCache> cache_;
+  std::unique_ptr<IbConnector> side_[2];
+};
+
+constexpr size_t kCredit = IbConnector::kCreditBytes;
+
+std::vector<uint8_t> pattern(size_t n, int seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>((i * 131 + seed * 7) >> 3);
+  return v;
+}
+
+void IbProtocol::exchange(int from, bool recvFirst) {
+  IbConnector* tx = side_[from].get();
+  IbConnector* rx = side_[1 - from].get();
+  const size_t sizes[] = {0, 1, kCredit - 1, kCredit, kCredit + 1, (3 << 20) + 5, 4099, 0};
+  int seed = 0;
+  for (size_t size : sizes) {
+    std::vector<uint8_t> src = pattern(size, ++seed), dst(size + 1, 0xee);
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    if (recvFirst) {
+      ASSERT_TRUE(rx->postRecv(sink, size, &rreq).isOk());
+    }
+    ASSERT_TRUE(tx->postSend(src.data(), size, &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    if (!recvFirst) {
+      ASSERT_TRUE(rx->postRecv(sink, size, &rreq).isOk());
+    }
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(sreq.done && rreq.done)
+        << size << " bytes: send done " << sreq.done << ", receive done " << rreq.done;
+    EXPECT_EQ(std::memcmp(dst.data(), src.data(), size), 0) << size << " bytes differ";
+    EXPECT_EQ(dst[size], 0xee) << "a write past a " << size << "-byte receive";
+  }
+}
+
+TEST_F(IbProtocol, MessagesAroundTheCreditSizeArriveIntact) {
+  for (int credits : {0, 2, 8}) {
+    SCOPED_TRACE("credits " + std::to_string(credits));
+    start(credits);
+    for (bool recvFirst : {true, false}) {
+      exchange(0, recvFirst);
+      exchange(1, recvFirst);
+    }
+    EXPECT_TRUE(side_[0]->error().isOk()) << side_[0]->error().message();
+    EXPECT_TRUE(side_[1]->error().isOk()) << side_[1]->error().message();
+    TearDown();
+  }
+}
+
+TEST_F(IbProtocol, SmallSendsCompleteBeforeTheirReceiveOnlyWithCredits) {
+  for (int credits : {0, 2}) {
+    start(credits);
+    // A first exchange lets rank 1 grant its credits.
+    exchange(0, true);
+    std::vector<uint8_t> small = pattern(100, 1), large = pattern(kCredit + 10, 2);
+    Request s1, s2;
+    ASSERT_TRUE(side_[0]->postSend(small.data(), small.size(), &s1).isOk());
+    ASSERT_TRUE(side_[0]->postSend(large.data(), large.size(), &s2).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    EXPECT_EQ(s1.done, credits > 0) << "credits " << credits;
+    EXPECT_FALSE(s2.done) << "a send past the credit finished without its receive";
+    EXPECT_EQ(s2.completed, credits > 0 ? kCredit : 0) << "credits " << credits;
+    // The receives come late; everything arrives.
+    std::vector<uint8_t> d1(100), d2(kCredit + 10);
+    Request r1, r2;
+    RecvSink k1, k2;
+    k1.dst = d1.data();
+    k2.dst = d2.data();
+    ASSERT_TRUE(side_[1]->postRecv(k1, d1.size(), &r1).isOk());
+    ASSERT_TRUE(side_[1]->postRecv(k2, d2.size(), &r2).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    EXPECT_TRUE(s1.done && s2.done && r1.done && r2.done);
+    EXPECT_EQ(d1, small);
+    EXPECT_EQ(d2, large);
+    TearDown();
+  }
+}
+
+// Both ranks send to each other at once, several messages per step, like a ring step:
+// credits for later messages wait at the sender while the rest of the current one goes.
+TEST_F(IbProtocol, ExchangesInBothDirectionsWithReductions) {
+  start(2);
+  constexpr size_t kCount = (3 << 20) / 4 + 17;  // int32 elements: credit + staging slots
+  for (int step = 0; step < 4; ++step) {
+    std::vector<int32_t> in[2], acc[2], out[2];
+    Request sreq[2], rreq[2];
+    for (int r = 0; r < 2; ++r) {
+      in[r].resize(kCount);
+      acc[r].resize(kCount);
+      out[r].assign(kCount, -1);
+      std::iota(in[r].begin(), in[r].end(), step * 1000 + r);
+      std::iota(acc[r].begin(), acc[r].end(), 7 * r);
+    }
+    for (int r = 0; r < 2; ++r) {
+      RecvSink sink;
+      sink.dst = reinterpret_cast<uint8_t*>(out[r].data());
+      sink.accum = reinterpret_cast<const uint8_t*>(acc[r].data());
+      sink.elemSize = 4;
+      sink.reduce = [](void* dst, const void* a, const void* b, size_t n) {
+        auto* d = static_cast<int32_t*>(dst);
+        auto* x = static_cast<const int32_t*>(a);
+        auto* y = static_cast<const int32_t*>(b);
+        for (size_t i = 0; i < n; ++i) d[i] = x[i] + y[i];
+      };
+      ASSERT_TRUE(side_[r]->postSend(in[r].data(), kCount * 4, &sreq[r]).isOk());
+      // Rank 1 posts its receive only after a round of progress: late, against credits.
+      if (r == 0) {
+        ASSERT_TRUE(side_[r]->postRecv(sink, kCount * 4, &rreq[r]).isOk());
+      }
+      if (r == 1) {
+        ASSERT_TRUE(run(3)) << Fake::wireError;
+        ASSERT_TRUE(side_[r]->postRecv(sink, kCount * 4, &rreq[r]).isOk());
+      }
+    }
+    ASSERT_TRUE(run(2000)) << Fake::wireError;
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_TRUE(sreq[r].done && rreq[r].done) << "step " << step << " rank " << r;
+      for (size_t i = 0; i < kCount; i += 4093) {
+        ASSERT_EQ(out[r][i], acc[r][i] + in[1 - r][i]) << "step " << step << " element " << i;
+      }
+      ASSERT_EQ(out[r][kCount - 1], acc[r][kCount - 1] + in[1 - r][kCount - 1]);
+    }
+  }
+}
+
+struct MismatchCase {
+  size_t sent, expected;
+  bool warm;  // credits, and one exchange first: a credit carries the head; else none
+};
+
+TEST_F(IbProtocol, SizeMismatchesFailBothSidesNamingThePeer) {
+  const MismatchCase cases[] = {
+      {100, 200, false},        {100, 200, true}, {100, 300000, true}, {300000, 100, true},
+      {3 << 20, 2 << 20, true}, {0, 1, true},     {1, 0, true},        {kCredit, kCredit + 1, true},
+  };
+  for (const MismatchCase& c : cases) {
+    SCOPED_TRACE(std::to_string(c.sent) + " sent, " + std::to_string(c.expected) +
+                 (c.warm ? " expected, through a credit" : " expected, no credits"));
+    start(c.warm ? 2 : 0);
+    if (c.warm) exchange(0, true);
+    std::vector<uint8_t> src(c.sent, 5), dst(c.expected + 1);
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    ASSERT_TRUE(side_[0]->postSend(src.data(), c.sent, &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(side_[1]->postRecv(sink, c.expected, &rreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    for (int r = 0; r < 2; ++r) {
+      const Status& e = side_[r]->error();
+      ASSERT_FALSE(e.isOk()) << "rank " << r << " did not fail";
+      EXPECT_NE(e.message().find("rank " + std::to_string(1 - r)), std::string::npos)
+          << e.message();
+      EXPECT_EQ(e.peer(), 1 - r) << e.message();
+    }
+    EXPECT_FALSE(rreq.done);
+    TearDown();
+  }
+}
+
+}  // namespace
+}  // namespace braid::transport::ib
