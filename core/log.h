@@ -1,4 +1,5 @@
 // Logging to stderr (or BRAID_DEBUG_FILE), filtered by BRAID_DEBUG=WARN|INFO|TRACE.
+// Both are read at the first line logged, and again on request (reloadLogSettings).
 // Each line carries host, pid and, where known, the rank.
 #pragma once
 
@@ -8,8 +9,11 @@ namespace braid {
 
 enum class LogLevel { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
 
-/// The level set by BRAID_DEBUG (read once).
+/// The level set by BRAID_DEBUG (read at the first line, and again by reloadLogSettings).
 LogLevel logLevel();
+
+/// Reads BRAID_DEBUG and BRAID_DEBUG_FILE again, for the lines after it (braidResetDebugInit).
+void reloadLogSettings();
 
 namespace detail {
 /// logLevel() once read (-1 before): what the macros below test without a call.

@@ -224,6 +224,12 @@ braidResult_t braidCommInitRankBroadcast(braidComm_t* comm, int nranks, int rank
 braidResult_t braidSetLastError(braidResult_t result, const char* message);
 
 /**
+ * Reads the logging variables (BRAID_DEBUG, BRAID_DEBUG_FILE) again: lines logged after it
+ * follow their current values. They are otherwise read once, at the first line logged.
+ */
+void braidResetDebugInit(void);
+
+/**
  * Splits `comm` into disjoint communicators, one per `color`, ranked by `key`
  * (ties by old rank). Ranks passing BRAID_SPLIT_NOCOLOR get *newcomm = NULL.
  * Collective over all ranks of `comm`.
@@ -345,6 +351,13 @@ braidResult_t braidCommUserRank(braidComm_t comm, int* rank);
  * call on device buffers (braid binds a device at first use); -1 while it has none.
  */
 braidResult_t braidCommCuDevice(braidComm_t comm, int* device);
+
+/**
+ * The host that rank `rank` of `comm` runs on, as an index: hosts are numbered 0, 1, ... in
+ * the order of their lowest rank, so every rank gets the same answer. Ranks with one host
+ * share memory (BRAID_HOST_ID overrides the detection).
+ */
+braidResult_t braidCommRankHost(braidComm_t comm, int rank, int* host);
 
 /* ---- Collectives -------------------------------------------------------
  * `count` is the per-rank element count: for AllGather the send count, for

@@ -73,6 +73,44 @@ static_assert(offsetof(CollConfigPrefix, algSelection) == 40, "ncclCollConfig_t.
 static_assert(offsetof(CollConfigPrefix, launchCompletionEvent) == 64,
               "ncclCollConfig_t.launchCompletionEvent");
 
+// ---- The device API's host side (nccl_device/core.h and host.h, 2.28+) ----
+
+// ncclTeam_t: a set of ranks that are `stride` apart in the world, of which the caller is
+// number `rank`. Passed and returned by value (12 bytes: two registers on x86-64).
+struct Team {
+  int nRanks, rank, stride;
+};
+
+// ncclDevResourceRequirements_t: what one device-side object needs from ncclDevCommCreate.
+using DevResourceHandle = uint32_t;  // ncclDevResourceHandle_t
+using GinSignal = uint32_t;          // ncclGinSignal_t
+using GinCounter = uint32_t;         // ncclGinCounter_t
+struct DevResourceRequirements {
+  DevResourceRequirements* next;
+  size_t bufferSize, bufferAlign;
+  DevResourceHandle* outBufferHandle;  // set by ncclDevCommCreate
+  int ginSignalCount;
+  int ginCounterCount;
+  GinSignal* outGinSignalStart;
+  GinCounter* outGinCounterStart;
+};
+static_assert(offsetof(DevResourceRequirements, outBufferHandle) == 24, "outBufferHandle");
+static_assert(offsetof(DevResourceRequirements, outGinCounterStart) == 48, "outGinCounterStart");
+
+// The handles the *CreateRequirement functions fill (impl/*__types.h).
+struct LsaBarrierHandle {
+  DevResourceHandle bufHandle;
+  int nBarriers;
+};
+struct GinBarrierHandle {
+  GinSignal signal0;
+  DevResourceHandle unused;
+};
+struct LLA2AHandle {
+  DevResourceHandle bufHandle;
+  uint32_t nSlots;
+};
+
 // NCCL_VERSION(X, Y, Z) for releases since 2.9.
 constexpr int versionCode(int major, int minor, int patch) {
   return major * 10000 + minor * 100 + patch;

@@ -6,6 +6,8 @@
 // return ncclInvalidUsage with a sentence for ncclGetLastError, so that callers fall
 // back. Every function is defined as pnccl<Name> (NCCL's profiling interface) with
 // nccl<Name> a weak alias of it, as in NCCL; libnccl.map exports those and nothing else.
+#include "nccl_api.h"
+
 #include <strings.h>
 
 #include <cstddef>
@@ -19,31 +21,11 @@
 namespace braid::nccl {
 namespace {
 
-// The NCCL release whose behaviour the drop-in reports (ncclGetVersion): 2.26, the last
-// before windows (2.27) and the device API (2.28), which braid has no counterpart for;
-// callers that gate features on the version then never try them.
-constexpr int kReportedVersion = versionCode(2, 26, 6);
-
-// The drop-in's own refusals; braid's messages come from braidGetLastError.
-thread_local std::string refusal;
-thread_local bool refusedLast = false;
-
-Result forward(braidResult_t result) {
-  refusedLast = false;
-  return static_cast<Result>(result);
-}
-
-Result refuse(Result code, const std::string& message) {
-  refusal = message;
-  refusedLast = true;
-  return code;
-}
-
-Result unmapped(const char* name, const char* what) {
-  return refuse(kInvalidUsage, std::string(name) + ": " + what +
-                                   " is not available in braid's libnccl.so.2; call the "
-                                   "collectives and point-to-point API instead");
-}
+// The NCCL release whose host API the drop-in implements (bindings/nccl/CMakeLists.txt sets
+// it, and names the library file after it). Features braid has no counterpart for (windows,
+// the device API) answer ncclInvalidUsage with a sentence, so callers gated on the version
+// fall back on the error, as they must on an NCCL built without them.
+constexpr int kReportedVersion = versionCode(BRAID_NCCL_MAJOR, BRAID_NCCL_MINOR, BRAID_NCCL_PATCH);
 
 // NULL is "all defaults". Otherwise the struct must come from NCCL_CONFIG_INITIALIZER; its
 // blocking field carries over to braid's config, which *out then points to (NULL: defaults).
@@ -68,18 +50,34 @@ Result checkConfig(const void* config, const char* name, braidConfig_t* braid = 
 }
 
 }  // namespace
+
+// The drop-in's own refusals; braid's messages come from braidGetLastError.
+thread_local std::string refusal;
+thread_local bool refusedLast = false;
+
+Result forward(braidResult_t result) {
+  refusedLast = false;
+  return static_cast<Result>(result);
+}
+
+Result refuse(Result code, const std::string& message) {
+  refusal = message;
+  refusedLast = true;
+  return code;
+}
+
+Result unmapped(const char* name, const char* what) {
+  return refuse(kInvalidUsage, std::string(name) + ": " + what +
+                                   " is not available in braid's libnccl.so.2; call the "
+                                   "collectives and point-to-point API instead");
+}
+
 }  // namespace braid::nccl
 
 using namespace braid::nccl;
 
 // ncclDataType_t values pass through unchanged, fp8 included.
 static_assert(kFloat8e4m3 == braidFloat8e4m3 && kFloat8e5m2 == braidFloat8e5m2);
-
-// Defines pnccl<name> and its weak alias nccl<name>, both exported.
-#define NCCL_API(ret, name, params)                                                          \
-  extern "C" __attribute__((visibility("default"))) ret p##name params;                      \
-  extern "C" __attribute__((visibility("default"), weak, alias("p" #name))) ret name params; \
-  extern "C" ret p##name params
 
 // ---- Library ----------------------------------------------------------------------------
 
@@ -96,8 +94,6 @@ NCCL_API(const char*, ncclGetErrorString, (Result result)) {
 NCCL_API(const char*, ncclGetLastError, (braidComm_t comm)) {
   return refusedLast ? refusal.c_str() : braidGetLastError(comm);
 }
-
-NCCL_API(void, ncclResetDebugInit, ()) {}  // braid reads BRAID_DEBUG once; nothing to reset
 
 NCCL_API(Result, ncclGetUniqueId, (braidUniqueId * uniqueId)) {
   return forward(braidGetUniqueId(uniqueId));
@@ -230,40 +226,6 @@ NCCL_API(Result, ncclCommWindowDeregister, (braidComm_t comm, void* win)) {
 NCCL_API(Result, ncclWinGetUserPtr, (braidComm_t comm, void* win, void** outUserPtr)) {
   (void)comm, (void)win, (void)outUserPtr;
   return unmapped("ncclWinGetUserPtr", "symmetric memory windows");
-}
-
-// ---- The device API's host side (nccl_device/core.h, 2.28+) ----------------------------
-// braid has no device API: these answer ncclInvalidUsage, and exist so that programs linked
-// against NCCL 2.28+ (PyTorch's libtorch_cuda.so among them) load. None reads its arguments,
-// so the parameters the refusal does not need are left out (the C calling convention allows it).
-
-NCCL_API(Result, ncclCommQueryProperties, (braidComm_t comm, void* props)) {
-  (void)comm, (void)props;
-  return unmapped("ncclCommQueryProperties", "the device API");
-}
-NCCL_API(Result, ncclDevCommCreate, (braidComm_t comm, const void* reqs, void* outDevComm)) {
-  (void)comm, (void)reqs, (void)outDevComm;
-  return unmapped("ncclDevCommCreate", "the device API");
-}
-NCCL_API(Result, ncclDevCommDestroy, (braidComm_t comm, const void* devComm)) {
-  (void)comm, (void)devComm;
-  return unmapped("ncclDevCommDestroy", "the device API");
-}
-NCCL_API(Result, ncclGetLsaMultimemDevicePointer, (void* window, size_t offset)) {
-  (void)window, (void)offset;
-  return unmapped("ncclGetLsaMultimemDevicePointer", "the device API's window pointers");
-}
-NCCL_API(Result, ncclGetMultimemDevicePointer, (void* window, size_t offset)) {
-  (void)window, (void)offset;
-  return unmapped("ncclGetMultimemDevicePointer", "the device API's window pointers");
-}
-NCCL_API(Result, ncclGetLsaDevicePointer, (void* window, size_t offset)) {
-  (void)window, (void)offset;
-  return unmapped("ncclGetLsaDevicePointer", "the device API's window pointers");
-}
-NCCL_API(Result, ncclGetPeerDevicePointer, (void* window, size_t offset)) {
-  (void)window, (void)offset;
-  return unmapped("ncclGetPeerDevicePointer", "the device API's window pointers");
 }
 
 // ---- Reduction operators ----------------------------------------------------------------

@@ -355,4 +355,18 @@ braidResult_t braidCommCuDevice(braidComm_t comm, int* device) {
   });
 }
 
+braidResult_t braidCommRankHost(braidComm_t comm, int rank, int* host) {
+  return guardComm(comm, "braidCommRankHost", [&](Comm& c) -> Status {
+    BRAID_RETURN_IF_ERROR(checkOut(host, "braidCommRankHost", "host"));
+    if (rank < 0 || rank >= c.nranks()) {
+      return braid::invalidArgument("braidCommRankHost: rank " + std::to_string(rank) +
+                                    " is outside the communicator's 0.." +
+                                    std::to_string(c.nranks() - 1));
+    }
+    const auto& hosts = c.hosts();
+    *host = hosts != nullptr && rank < static_cast<int>(hosts->size()) ? (*hosts)[rank] : 0;
+    return Status::ok();
+  });
+}
+
 }  // extern "C"

@@ -89,6 +89,13 @@ braidResult_t braidSetLastError(braidResult_t result, const char* message) {
   return result;
 }
 
+void braidResetDebugInit(void) {
+  try {
+    braid::reloadLogSettings();
+  } catch (...) {  // out of memory: the settings in force stay, as the call cannot say so
+  }
+}
+
 const char* braidGetLastError(braidComm_t comm) {
   using namespace braid::api;
   if (comm == nullptr) {

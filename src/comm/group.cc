@@ -1,8 +1,11 @@
 #include "comm/group.h"
 
 #include <algorithm>
+#include <map>
 #include <span>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "collectives/estimate.h"
@@ -24,6 +27,8 @@ struct GroupState {
   std::vector<void*> deviceStreams;
   Status error;                    // the first error raised inside the group; fails groupEnd
   std::vector<braidComm_t> joins;  // communicators created inside the group
+  std::vector<std::function<Status()>> tasks;           // deferTask
+  std::map<braidComm_t, std::shared_ptr<Turns>> turns;  // parentTurns
 };
 
 thread_local GroupState group;
@@ -82,13 +87,46 @@ Status deferJoin(braidComm_t handle) {
   return Status::ok();
 }
 
-// The group's communicator inits, all at once (their ranks wait for each other), then
-// waited for; the first failure is the group's.
-Status runJoins(const std::vector<braidComm_t>& joins) {
+std::shared_ptr<Turns> parentTurns(braidComm_t parent) {
+  std::shared_ptr<Turns>& turns = group.turns[parent];
+  if (turns == nullptr) turns = std::make_shared<Turns>();
+  return turns;
+}
+
+Status deferTask(std::function<Status()> task) {
+  group.tasks.push_back(std::move(task));
+  return Status::ok();
+}
+
+// The group's communicator inits and derivations, all at once (their ranks wait for each
+// other, and may all be this thread's), then waited for; the first failure is the group's.
+// After a failed call in the group none runs: each pending handle fails with `failed`.
+Status runJoins(const std::vector<braidComm_t>& joins, std::vector<std::function<Status()>> tasks,
+                const Status& failed) {
+  if (!failed.isOk()) {
+    const Status why = failed.withContext(
+        "braidGroupEnd: this communicator was not created, because a call inside its group "
+        "failed");
+    for (braidComm_t handle : joins) abandonJoin(handle, why);
+    return Status::ok();
+  }
   Status first;
   for (braidComm_t handle : joins) {
     const Status s = startJoin(handle);
     if (first.isOk()) first = s;
+  }
+  std::vector<Status> results(tasks.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    try {
+      threads.emplace_back([&tasks, &results, i] { results[i] = tasks[i](); });
+    } catch (const std::system_error& e) {
+      results[i] = Status(braidSystemError, std::string("cannot start a thread: ") + e.what());
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : results) {
+    if (first.isOk()) first = s.withContext("braidGroupEnd: a derived communicator in the group");
   }
   for (braidComm_t handle : joins) {
     const Status s = waitJoin(handle);
@@ -116,7 +154,10 @@ Status groupEnd() {
   group.error = Status::ok();
   const std::vector<braidComm_t> joins = std::move(group.joins);
   group.joins.clear();
-  BRAID_RETURN_IF_ERROR(runJoins(joins));
+  std::vector<std::function<Status()>> tasks = std::move(group.tasks);
+  group.tasks.clear();
+  group.turns.clear();  // the queued derivations hold theirs
+  BRAID_RETURN_IF_ERROR(runJoins(joins, std::move(tasks), failed));
   if (!failed.isOk()) {
     return Status(failed.code(),
                   "braidGroupEnd: a call inside the group failed, so none of its " +

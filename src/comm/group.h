@@ -2,7 +2,11 @@
 // the outermost braidGroupEnd; device ops are enqueued on their streams there.
 #pragma once
 
+#include <functional>
+#include <memory>
+
 #include "comm/op.h"
+#include "comm/turns.h"
 #include "core/status.h"
 
 namespace braid {
@@ -24,7 +28,15 @@ bool inGroup();
 /// with the group's other joins at the same time (so one thread can create communicators
 /// whose ranks wait for each other).
 Status deferJoin(braidComm_t handle);
-/// Ends one nesting level; the outermost end runs everything queued.
+/// Queues `task` to run at the outermost groupEnd on a thread of its own, at the same time
+/// as the group's joins and other tasks: a rank's part in deriving a communicator it gets
+/// no handle of (a split with BRAID_SPLIT_NOCOLOR), whose peers wait for it.
+Status deferTask(std::function<Status()> task);
+/// The turns (comm/turns.h) of the derivations from `parent` queued in this thread's group:
+/// the same object until the outermost groupEnd.
+std::shared_ptr<Turns> parentTurns(braidComm_t parent);
+/// Ends one nesting level; the outermost end runs everything queued. When a call inside the
+/// group failed, nothing runs: the group's pending communicators fail with that error.
 Status groupEnd();
 /// braidGroupSimulateEnd: sets *estimatedUs to the cost model's estimate for every call
 /// queued in this thread's group (collectives/estimate.h), then ends one nesting level as

@@ -204,6 +204,15 @@ Status startJoin(braidComm_t handle) {
   return Status::ok();
 }
 
+void abandonJoin(braidComm_t handle, const Status& why) {
+  std::shared_ptr<PendingJoin> pending = pendingOf(handle);
+  if (pending == nullptr) return;
+  std::lock_guard<std::mutex> lock(pending->mu);
+  if (pending->started) return;
+  pending->status = why;
+  pending->started = pending->done = true;
+}
+
 Status waitJoin(braidComm_t handle) {
   std::shared_ptr<PendingJoin> pending = pendingOf(handle);
   if (pending == nullptr) return Status::ok();

@@ -41,6 +41,9 @@ using JoinFn = std::function<Result<std::unique_ptr<Comm>>()>;
 braidComm_t publishPending(JoinFn join);
 /// Starts a pending handle's join on a thread of its own (once; later calls do nothing).
 Status startJoin(braidComm_t handle);
+/// Ends a pending handle's join before it starts: calls on the handle then fail with `why`
+/// (braidCommDestroy frees it). Nothing for a join already started.
+void abandonJoin(braidComm_t handle, const Status& why);
 /// Waits until a started join has ended; its result.
 Status waitJoin(braidComm_t handle);
 /// braidInProgress while the join runs (or waits to start), its error if it failed, Ok once

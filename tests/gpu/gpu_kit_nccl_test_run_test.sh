@@ -7,7 +7,7 @@ fake="$(mktemp)"
 trap 'rm -f "$fake"' EXIT
 cat >"$fake" <<'FAKE'
 #!/bin/sh
-echo "# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=${FAKE_LIBRARY:-22606}"
+echo "# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=${FAKE_LIBRARY:-23203}"
 echo "#       size    count   type  redop  root   time  algbw  busbw #wrong   time  algbw  busbw #wrong"
 [ -n "${FAKE_NO_ROWS:-}" ] && exit 0
 echo "           8        2  float    sum    -1   10.1   0.00   0.00      0   10.0   0.00   0.00  ${FAKE_WRONG:-0}"
@@ -19,7 +19,7 @@ failures=0
 expect() {  # expect STATUS DESCRIPTION VAR=VALUE...
   local want="$1" what="$2"
   shift 2
-  env "$@" "$verify" 22606 "$fake" -g 2 -c 1 >/dev/null 2>&1
+  env "$@" "$verify" 23203 "$fake" -g 2 -c 1 >/dev/null 2>&1
   local got=$?
   if [ "$got" -ne "$want" ]; then
     echo "FAIL: $what: exit $got, expected $want"

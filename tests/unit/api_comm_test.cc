@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "support/collective_cases.h"
@@ -32,6 +33,29 @@ TEST(ApiComm, CountRankAndDevice) {
         },
         shmOptions());
   }
+}
+
+// Hosts are numbered by their lowest rank: "b,b,a,c" is hosts 0, 0, 1, 2 (hostIndices'
+// rule), the same on every rank. Ranks outside the communicator and a NULL out are refused.
+TEST(ApiComm, RankHostFollowsTheHostLayout) {
+  spawn(
+      4,
+      [](braidComm_t comm, int rank) {
+        const int expected[4] = {0, 0, 1, 2};
+        for (int r = 0; r < 4; ++r) {
+          int host = -1;
+          ASSERT_EQ(braidCommRankHost(comm, r, &host), braidSuccess) << braidGetLastError(comm);
+          EXPECT_EQ(host, expected[r]) << "rank " << rank << " asking about rank " << r;
+        }
+        int host = 7;
+        EXPECT_EQ(braidCommRankHost(comm, 4, &host), braidInvalidArgument);
+        EXPECT_NE(std::string(braidGetLastError(comm)).find("rank 4"), std::string::npos)
+            << braidGetLastError(comm);
+        EXPECT_EQ(braidCommRankHost(comm, -1, &host), braidInvalidArgument);
+        EXPECT_EQ(braidCommRankHost(comm, 0, nullptr), braidInvalidArgument);
+        EXPECT_EQ(host, 7) << "a refused call leaves *host alone";
+      },
+      SpawnOptions::withTransport("socket", 15).set("BRAID_HOST_ID", "b,b,a,c"));
 }
 
 // Five ranks: rank 4 opts out; colors 0 = {0, 2} and 1 = {1, 3}, keyed by -rank

@@ -48,6 +48,7 @@ void expectEveryCallRejects(braidComm_t comm) {
   expectRejected(braidCommCount(comm, &value), comm, "CommCount");
   expectRejected(braidCommUserRank(comm, &value), comm, "CommUserRank");
   expectRejected(braidCommCuDevice(comm, &value), comm, "CommCuDevice");
+  expectRejected(braidCommRankHost(comm, 0, &value), comm, "CommRankHost");
   expectRejected(braidCommGetAsyncError(comm, &async), comm, "CommGetAsyncError");
   expectRejected(braidCommSplit(comm, 0, 0, &newcomm), comm, "CommSplit");
   expectRejected(braidCommShrink(comm, nullptr, 0, &newcomm), comm, "CommShrink");

@@ -23,7 +23,7 @@ import os
 import sys
 
 STEPS = 5
-DROPIN_VERSION = 22606  # what braid's libnccl.so.2 reports (bindings/nccl/nccl_api.cc)
+DROPIN_VERSION = 23203  # what braid's libnccl.so.2 reports (BRAID_NCCL_VERSION, bindings/nccl)
 
 
 class DlInfo(ctypes.Structure):

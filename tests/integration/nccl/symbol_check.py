@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Every function NCCL's nccl.h declares must be defined in braid's libnccl.so.2, and the
-library must export nothing but nccl*/pnccl* symbols (its version script).
+"""Every function NCCL's nccl.h declares must be defined in braid's libnccl.so.2, and so must
+every host function of the device API headers beside it (nccl_device/*.h: NCCL_EXTERN_C
+declarations that are not inline), and the library must export nothing but nccl*/pnccl*
+symbols (its version script).
 
 usage: symbol_check.py LIBRARY HEADER [HEADER...]"""
+import os
 import re
 import subprocess
 import sys
@@ -14,12 +17,31 @@ DECLARATION = re.compile(
     re.S)
 
 
-def declared(header):
-    text = open(header, encoding="utf-8").read()
+# A host function of the device API: NCCL_EXTERN_C, then a return type and the name. Inline
+# (header-only) functions carry NCCL_*INLINE and are not in the library.
+DEVICE_HOST_DECLARATION = re.compile(
+    r"\bNCCL_EXTERN_C\s+(?!\w*INLINE)(?:__host__\s+)?(?:const\s+)?[A-Za-z_]\w*[\s\*]+"
+    r"\b(p?nccl\w+)\s*\(")
+
+# Exported by NCCL's library, declared by none of its headers (ncclResetDebugInit calls it).
+UNDECLARED_EXPORTS = {"ncclResetDebugInitInternal"}
+
+
+def strip(text):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
-    text = re.sub(r"^\s*#.*$", ";", text, flags=re.M)  # preprocessor lines end a statement
-    return set(DECLARATION.findall(text))
+    return re.sub(r"^\s*#.*$", ";", text, flags=re.M)  # preprocessor lines end a statement
+
+
+def declared(header):
+    names = set(DECLARATION.findall(strip(open(header, encoding="utf-8").read())))
+    device = os.path.join(os.path.dirname(header), "nccl_device")
+    for folder, _, files in os.walk(device):
+        for name in files:
+            if name.endswith(".h"):
+                text = strip(open(os.path.join(folder, name), encoding="utf-8").read())
+                names |= set(DEVICE_HOST_DECLARATION.findall(text))
+    return names
 
 
 def exported(library):
@@ -43,7 +65,7 @@ def main():
         if len(names) < 40:  # a parse that found almost nothing proves nothing
             print(f"{header}: only {len(names)} declarations found; the parser is broken")
             failed = True
-        missing = sorted(names - symbols)
+        missing = sorted((names | UNDECLARED_EXPORTS) - symbols)
         if missing:
             print(f"{header}: {len(missing)} of {len(names)} functions missing from "
                   f"{library}: {', '.join(missing)}")
