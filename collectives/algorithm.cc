@@ -19,6 +19,7 @@ const std::vector<Algorithm>& registry() {
        buildRecursiveDoublingAllReduce},
       {"hier", CollKind::kAllReduce, supportsHierarchical, buildHierarchicalAllReduce},
       {"hiertree", CollKind::kAllReduce, supportsHierarchical, buildHierarchicalTreeAllReduce},
+      {"exchange", CollKind::kAllReduce, supportsExchange, buildExchangeAllReduce},
       {"ring", CollKind::kBroadcast, nullptr, buildRingBroadcast},
       {"tree", CollKind::kBroadcast, nullptr, buildTreeBroadcast},
       {"binomial", CollKind::kBroadcast, nullptr, buildBinomialBroadcast},
@@ -41,6 +42,7 @@ const std::vector<Algorithm>& registry() {
       {"ring", CollKind::kScatter, nullptr, buildRingScatter},
       {"dissemination", CollKind::kBarrier, nullptr, buildDisseminationBarrier},
       {"ring", CollKind::kBarrier, nullptr, buildRingBarrier},
+      {"exchange", CollKind::kBarrier, supportsExchange, buildExchangeAllReduce},
   };
   return kAlgorithms;
 }
@@ -119,54 +121,54 @@ Result<Schedule> buildSchedule(const CollArgs& args, const Algorithm& algorithm)
   return algorithm.build(args);
 }
 
-size_t sendBufferBytes(const CollArgs& args) {
-  const size_t block = args.count * typeSize(args.type);
-  const size_t n = static_cast<size_t>(args.nranks);
-  const bool root = args.rank == args.root;
-  switch (args.kind) {
+BufferSizes bufferSizes(const CallShape& shape) {
+  const size_t block = shape.count * typeSize(shape.type);
+  const size_t n = static_cast<size_t>(shape.nranks);
+  const bool root = shape.rank == shape.root;
+  switch (shape.kind) {
     case CollKind::kAllReduce:
+      return {block, block};
     case CollKind::kReduce:
+      return {block, root ? block : 0};
     case CollKind::kAllGather:
+      return {block, n * block};
     case CollKind::kGather:
-      return block;
+      return {block, root ? n * block : 0};
     case CollKind::kBroadcast:
-      return root ? block : 0;
+      return {root ? block : 0, block};
     case CollKind::kReduceScatter:
+      return {n * block, block};
     case CollKind::kAllToAll:
-      return n * block;
+      return {n * block, n * block};
     case CollKind::kScatter:
-      return root ? n * block : 0;
-    case CollKind::kAllToAllv:
-      return extentBytes(args.sendCounts, args.sendDispls, typeSize(args.type));
+      return {root ? n * block : 0, block};
+    case CollKind::kAllToAllv:  // per-rank counts: sendBufferBytes / recvBufferBytes
     case CollKind::kBarrier:
-      return 0;
+      return {};
   }
-  return 0;
+  return {};
+}
+
+namespace {
+
+CallShape shapeOf(const CollArgs& args) {
+  return {args.kind, args.count, args.type, args.root, args.rank, args.nranks};
+}
+
+}  // namespace
+
+size_t sendBufferBytes(const CollArgs& args) {
+  if (args.kind == CollKind::kAllToAllv) {
+    return extentBytes(args.sendCounts, args.sendDispls, typeSize(args.type));
+  }
+  return bufferSizes(shapeOf(args)).send;
 }
 
 size_t recvBufferBytes(const CollArgs& args) {
-  const size_t block = args.count * typeSize(args.type);
-  const size_t n = static_cast<size_t>(args.nranks);
-  const bool root = args.rank == args.root;
-  switch (args.kind) {
-    case CollKind::kAllReduce:
-    case CollKind::kBroadcast:
-    case CollKind::kReduceScatter:
-    case CollKind::kScatter:
-      return block;
-    case CollKind::kReduce:
-      return root ? block : 0;
-    case CollKind::kAllGather:
-    case CollKind::kAllToAll:
-      return n * block;
-    case CollKind::kGather:
-      return root ? n * block : 0;
-    case CollKind::kAllToAllv:
-      return extentBytes(args.recvCounts, args.recvDispls, typeSize(args.type));
-    case CollKind::kBarrier:
-      return 0;
+  if (args.kind == CollKind::kAllToAllv) {
+    return extentBytes(args.recvCounts, args.recvDispls, typeSize(args.type));
   }
-  return 0;
+  return bufferSizes(shapeOf(args)).recv;
 }
 
 }  // namespace braid::coll

@@ -41,6 +41,23 @@ std::string knownAlgorithmNames();
 /// an internal error for arguments no schedule can have.
 Result<Schedule> buildSchedule(const CollArgs& args, const Algorithm& algorithm);
 
+/// What the buffer sizes of a call read, AllToAllv aside (its counts vary per rank).
+struct CallShape {
+  CollKind kind;
+  size_t count;
+  braidDataType_t type;
+  int root;
+  int rank;
+  int nranks;
+};
+struct BufferSizes {
+  size_t send = 0;
+  size_t recv = 0;
+};
+/// sendBufferBytes and recvBufferBytes of a call of `shape` (not AllToAllv) in one step:
+/// every call checks its buffers, so this is on the latency path.
+BufferSizes bufferSizes(const CallShape& shape);
+
 /// Bytes of the send buffer a schedule for `args` may touch on args.rank (0 where
 /// the rank has no send buffer, e.g. a broadcast non-root).
 size_t sendBufferBytes(const CollArgs& args);

@@ -81,6 +81,11 @@ struct CollArgs {
   /// The host index of every rank (hosts numbered 0, 1, ... by lowest rank), the same on
   /// every rank; hierarchical algorithms read it. Null: unknown, taken as one host.
   std::shared_ptr<const std::vector<int>> hosts;
+  /// The transport as selection sees it, the same on every rank: every link is shared
+  /// memory, where the exchange all-reduce is preferred up to tinyBytes per rank
+  /// (BRAID_TINY_BYTES; 0: never preferred).
+  bool sharedMemory = false;
+  size_t tinyBytes = 0;
   /// AllToAllv only: element counts and displacements, one entry per rank.
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
 };

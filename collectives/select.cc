@@ -61,6 +61,16 @@ const char* ruleOfThumb(const CollArgs& args) {
   return nullptr;
 }
 
+// Tiny all-reduces and barriers on shared memory: the exchange's one round (thresholds.h)
+// where the transport offers it (sharedMemory) up to BRAID_TINY_BYTES per rank. There a call
+// costs host bookkeeping and dependent steps, not bytes; over TCP each message is a system
+// call and the schedules' fewer messages win.
+bool prefersExchange(const CollArgs& args) {
+  if (!args.sharedMemory || args.tinyBytes == 0) return false;
+  return args.kind == CollKind::kBarrier ||
+         (args.kind == CollKind::kAllReduce && callBytes(args) <= args.tinyBytes);
+}
+
 // The tuner's CPU constants come from shared memory.
 constexpr const char* kTunedLink = "shm";
 
@@ -142,9 +152,14 @@ const Algorithm& defaultAlgorithm(const CollArgs& args) {
 
 Selection select(const CollArgs& args, MemoryKind memory, const Overrides& overrides) {
   Selection s;
+  bool forced = false;  // a rule covers the call, even one naming an algorithm that cannot run it
   if (!overrides.algorithm.empty()) {
     const std::string name = overrides.algorithm.pick(collName(args.kind), callBytes(args));
-    if (!name.empty()) s.algorithm = findAlgorithm(name, args);
+    forced = !name.empty();
+    if (forced) s.algorithm = findAlgorithm(name, args);
+  }
+  if (s.algorithm == nullptr && !forced && memory == MemoryKind::kHost && prefersExchange(args)) {
+    s.algorithm = findAlgorithm("exchange", args);
   }
   if (s.algorithm == nullptr) s.algorithm = &defaultAlgorithm(args);
   if (memory == MemoryKind::kDevice) s.protocol = deviceProtocol(args, overrides.protocol);

@@ -3,15 +3,17 @@
 //   select(call, memory, overrides) -> { algorithm, protocol }
 //
 // In order: what the user forced (BRAID_ALGO / BRAID_PROTO, per collective and size range,
-// parsed once per communicator), where it names something that runs these arguments; else
+// parsed once per communicator), where it names something that runs these arguments; else,
+// for host buffers on shared-memory links, the one-round exchange for tiny all-reduces and
+// barriers (its supports() test, up to BRAID_TINY_BYTES; no rule may cover the call); else
 // the rule of thumb (thresholds.h) by size, ranks and hosts; for all-reduce on one host, the
 // tuner (topology/tuner.h) overrules the rule where the calibrated cost model predicts a
 // clear gain. Across hosts all-reduce prefers the host-aware schedule.
 //
 // Every rank must reach the same answer, so the inputs are only what all ranks share: the
-// call's kind, count, type, op and root, the rank count and host table, and the overrides
-// agreed at init (rank 0's). The protocol matters to the device executor; host connectors
-// carry whole messages and report Simple.
+// call's kind, count, type, op and root, the rank count and host table, the transport's
+// kind and BRAID_TINY_BYTES, and the overrides agreed at init (rank 0's). The protocol matters to
+// the device executor; host connectors carry whole messages and report Simple.
 #pragma once
 
 #include <cstdint>

@@ -44,6 +44,16 @@ struct Thresholds {
   // least this many times faster: fitted on a shared, loaded machine, its error against
   // measurement is large (docs/TOPOLOGY.md), so a smaller predicted gain is within it.
   double tunerTrustedGain;
+  // The exchange ("exchange": every rank sends its whole input to every peer, then reduces
+  // in rank order) runs all-reduces and barriers on at most this many ranks: past it the
+  // (n-1) messages per rank cost more than a tree's log2(n) dependent steps save.
+  int exchangeMaxRanks;
+  // ... and at most this many bytes arriving at one rank per call ((n-1) x the message):
+  // one round saves the schedules' dependent steps, but every rank receives and reduces
+  // every other rank's whole message, so past a few KiB the schedules' fewer bytes win
+  // (perf/RESULTS.md, "Algorithm choices"). Automatic selection prefers it on shared-memory
+  // links up to BRAID_TINY_BYTES per rank, where a call costs host bookkeeping, not bytes.
+  size_t exchangeMaxInboundBytes;
 };
 
 inline constexpr Thresholds kThresholds = {
@@ -53,6 +63,8 @@ inline constexpr Thresholds kThresholds = {
     .directAllToAllMinRanks = 4,
     .llMaxBytes = size_t{64} << 10,
     .tunerTrustedGain = 2.0,
+    .exchangeMaxRanks = 8,
+    .exchangeMaxInboundBytes = size_t{8} << 10,
 };
 
 }  // namespace braid::coll

@@ -54,7 +54,7 @@ struct Config {
   // when a communicator is created, for the transports; 0 before then.
   int hostCpus = 0;
   // BRAID_TINY_BYTES: all-reduces of at most this many bytes per rank, and barriers, on shm
-  // take the tiny path (comm/tiny_allreduce.h); 0 off; at most kMaxTinyBytes.
+  // take the one-round exchange (collectives/select.h); 0 off; at most kMaxTinyBytes.
   size_t tinyBytes = 4096;
   static constexpr size_t kMaxTinyBytes = 64 << 10;
   bool checkArguments = false;  // BRAID_CHECK=1: compare arguments across ranks

@@ -41,8 +41,9 @@ Schedule buildBinomialBroadcast(const CollArgs& args);
 bool supportsRecursiveDoublingAllReduce(const CollArgs& args);
 Schedule buildRecursiveDoublingAllReduce(const CollArgs& args);
 
-/// Exchange ("exchange"): AllReduce and Barrier of tiny messages; not in the registry: the
-/// tiny path (src/comm/tiny_allreduce.h) chooses it, for every rank alike.
+/// Exchange ("exchange"): AllReduce and Barrier of tiny messages on few ranks (the limits are
+/// in thresholds.h); selection prefers it on shared memory up to BRAID_TINY_BYTES.
+bool supportsExchange(const CollArgs& args);
 Schedule buildExchangeAllReduce(const CollArgs& args);
 
 }  // namespace braid::coll

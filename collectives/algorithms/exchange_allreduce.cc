@@ -1,12 +1,10 @@
-// Exchange all-reduce ("exchange"): the schedule form of the tiny path
-// (src/comm/tiny_allreduce.h), for the calls that path takes when they run
-// in the engine (grouped, BRAID_CHECK, the device proxy's groups).
+// Exchange all-reduce ("exchange"): one round for tiny all-reduces and barriers.
 //
-// Why a schedule at all: the tiny path sends other messages than rd or tree,
-// so a rank must use it for a call exactly when its peers do, and the choice
-// may not depend on how a rank grouped the call. The direct path runs the
-// exchange without a runner (the latency path); the engine runs this
-// schedule. Both put the same messages on the wire.
+// Selection (collectives/select.h) prefers it on shared-memory links up to
+// BRAID_TINY_BYTES per rank, like any registry entry, so every rank picks it for
+// the same calls whatever path runs them. A blocking call outside a group runs it
+// without a runner (src/comm/exchange_task.h, the latency path); the engine runs
+// this schedule. Both put the same messages on the wire.
 //
 // Steps, rank r of n, B bytes of input:
 //   step 0: r sends its whole input to every peer and receives every peer's
@@ -19,8 +17,20 @@
 // every peer has entered.
 #include "collectives/algorithms/builders.h"
 #include "collectives/algorithms/schedule_writer.h"
+#include "collectives/thresholds.h"
+#include "core/types.h"
 
 namespace braid::coll {
+
+bool supportsExchange(const CollArgs& args) {
+  const int n = args.nranks;
+  if (n < 2 || n > kThresholds.exchangeMaxRanks) return false;
+  if (args.kind == CollKind::kBarrier) return true;
+  const size_t bytes = args.count * typeSize(args.type);
+  // Each input travels as one message, so it must fit one chunk (as every message must).
+  return args.kind == CollKind::kAllReduce && bytes > 0 && bytes <= args.chunkBytes &&
+         bytes * static_cast<size_t>(n - 1) <= kThresholds.exchangeMaxInboundBytes;
+}
 
 Schedule buildExchangeAllReduce(const CollArgs& args) {
   ScheduleWriter w(args, "exchange");

@@ -6,6 +6,11 @@
 // them all. So every rank sees the same mismatch at the same point and fails
 // with the same braidInvalidUsage naming both calls and ranks, before any
 // data moves. It costs n-1 tiny messages per collective: off by default.
+//
+// Whether a call is checked is decided once per communicator (Comm::checksCalls);
+// checked calls all run in the engine (comm/engine.cc), whose stage for the
+// exchange is the only one, so grouped, ungrouped and device-proxy calls are
+// compared alike.
 #pragma once
 
 #include <cstdint>

@@ -91,8 +91,10 @@ Result<std::unique_ptr<Comm>> Comm::create(const bootstrap::UniqueId& id, int nr
                                                id, rank, nranks, comm->config_.timeoutSeconds,
                                                tagPrefix, comm->config_.socketTls));
   BRAID_RETURN_IF_ERROR(comm->agreeOnConfig());
+  comm->checksCalls_ = comm->config_.checkArguments && nranks > 1;
   BRAID_RETURN_IF_ERROR(comm->connectTransport());
-  comm->tiny_ = TinyAllReduce::createFor(*comm);
+  comm->sharedMemoryLinks_ =
+      comm->transport_ != nullptr && std::strcmp(comm->transport_->name(), "shm") == 0;
   if (nranks > 1) {  // a single rank shrinks without meeting anyone
     BRAID_ASSIGN_OR_RETURN(comm->shrink_,
                            ShrinkRendezvous::create(*comm->bootstrap_, comm->config_.socketIfname,
@@ -256,14 +258,12 @@ Result<JoinPlan> Comm::planSplit(int color, int key) {
   return plan;
 }
 
-Status Comm::health() const {
-  // Every call asks; only a failed communicator pays for the lock and the copy.
-  if (!failed_.load(std::memory_order_acquire)) return Status::ok();
+Status Comm::failure() const {
   std::lock_guard<std::mutex> lock(mu_);
   return error_;
 }
 
-Status Comm::usable(const char* api) const {
+Status Comm::unusable(const char* api) const {
   if (finalized_.load(std::memory_order_relaxed)) {
     return invalidUsage(std::string(api) + ": rank " + std::to_string(rank_) +
                         "'s communicator was finalized; it takes no more calls (only "

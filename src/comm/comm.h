@@ -22,7 +22,6 @@
 #include "comm/registrations.h"
 #include "comm/schedule_cache.h"
 #include "comm/shrink.h"
-#include "comm/tiny_allreduce.h"
 #include "comm/user_ops.h"
 #include "core/config.h"
 #include "core/status.h"
@@ -51,6 +50,10 @@ class Comm {
   /// placement now: BRAID_SPIN when set, else more while the thread is pinned
   /// to a core no other rank of this host shares (core_spreading.h).
   int spinRounds() const;
+  /// Whether every collective first compares the ranks' arguments (BRAID_CHECK=1, agreed at
+  /// init, on more than one rank): the one switch every path reads. Such a call runs in the
+  /// engine, whose first stage exchanges the signatures (comm/argument_check.h).
+  bool checksCalls() const { return checksCalls_; }
   /// Whether calls on this communicator may pin the calling thread (core_spreading.h):
   /// only when its ranks on this host are one per process.
   bool placesRanks() const { return placesRanks_; }
@@ -78,13 +81,22 @@ class Comm {
   /// The last stages run on this communicator, for diagnosing hangs.
   FlightRecorder& flightRecorder() { return *flight_; }
 
-  /// Ok while healthy; otherwise the error that broke the communicator.
-  Status health() const;
+  /// Ok while healthy; otherwise the error that broke the communicator. Every call asks;
+  /// only a failed communicator pays for the lock and the copy.
+  Status health() const {
+    if (!failed_.load(std::memory_order_acquire)) return Status::ok();
+    return failure();
+  }
   /// Records `error` as sticky and tells every peer (their waits fail naming this rank).
   void fail(const Status& error);
   /// Ok when the communicator takes new work: not finalized (braidInvalidUsage naming
   /// `api`) and healthy (its sticky error).
-  Status usable(const char* api) const;
+  Status usable(const char* api) const {
+    if (!finalized_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_acquire)) {
+      return Status::ok();
+    }
+    return unusable(api);
+  }
   /// Marks the communicator finalized (braidCommFinalize); false when it already was.
   bool markFinalized() { return !finalized_.exchange(true); }
 
@@ -116,8 +128,9 @@ class Comm {
 
   /// Schedules already built on this communicator (used by one call at a time).
   ScheduleCache& schedules() { return schedules_; }
-  /// The tiny all-reduce path (comm/tiny_allreduce.h); null where it does not apply.
-  TinyAllReduce* tinyAllReduce() { return tiny_.get(); }
+  /// Whether every link is shared memory (the shm transport): selection's view of the
+  /// transport (CollArgs::sharedMemory).
+  bool sharedMemoryLinks() const { return sharedMemoryLinks_; }
   /// The direct path for this communicator's sends and receives (comm/direct_p2p.h).
   DirectPointToPoint& pointToPoint() { return p2p_; }
 
@@ -139,12 +152,16 @@ class Comm {
         config_(std::move(config)),
         flight_(std::make_unique<FlightRecorder>(rank, nranks)) {}
   Status agreeOnConfig();
+  Status failure() const;                  // health() of a failed communicator
+  Status unusable(const char* api) const;  // usable() of a finalized or failed one
   Status connectTransport();
 
   const int rank_;
   const int nranks_;
   Config config_;
   bool placesRanks_ = false;
+  bool sharedMemoryLinks_ = false;
+  bool checksCalls_ = false;
   coll::Overrides overrides_;
   bool spinAuto_ = false;  // BRAID_SPIN unset: spinRounds() follows the placement
   std::unique_ptr<transport::Bootstrap> bootstrap_;
@@ -169,7 +186,6 @@ class Comm {
   std::shared_ptr<const std::vector<int>> hosts_;
   std::vector<uint8_t> scratch_;
   ScheduleCache schedules_;
-  std::unique_ptr<TinyAllReduce> tiny_;  // after transport_ and flight_, which it uses
   DirectPointToPoint p2p_{*this};
   // Last: destroyed first (in ~Comm, explicitly), while everything its proxy uses is alive.
   std::unique_ptr<DeviceSide, DeviceSideDeleter> deviceSide_;

@@ -4,18 +4,16 @@
 // A training loop's small collectives are dominated by host overhead, not by
 // bytes: the engine groups ops by communicator, allocates a stage, a runner
 // and their vectors per call, and walks lists built for groups. Here one
-// collective runs the runner its schedule-cache entry keeps
-// (ScheduleCache::Run), restarted on the new buffers, in a loop that polls
-// only that runner: after the first call of a shape, no allocation and no
-// clock read while the peers keep up. The runner is a task of the one wait
-// loop (comm/poll_until_done.h), as the engine's stages are, so waiting,
-// failure reporting (call_failure.h) and the flight recorder behave exactly
-// as in the engine.
+// collective gets its task from the communicator's schedule cache, bound to
+// its buffers and ready to post (comm/schedule_cache.h), and runs it alone
+// (comm/run_task.h): after the first call of a shape, no allocation and no
+// clock read while the peers keep up. Waiting, failure reporting
+// (call_failure.h) and the flight recorder are those of every task.
 //
 // Calls the direct path does not take go to the engine unchanged: BRAID_CHECK
 // (its signature exchange is a stage of its own) and AllToAllv (never cached).
-// Small all-reduces and barriers on shm go on to the tiny path
-// (comm/tiny_allreduce.h), which skips the schedule and its runner as well.
+// Where selection picked the exchange for a tiny all-reduce or barrier, the
+// task runs it without a runner (comm/exchange_task.h).
 #pragma once
 
 #include "comm/op.h"

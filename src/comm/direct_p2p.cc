@@ -2,10 +2,9 @@
 
 #include <algorithm>
 
-#include "comm/call_failure.h"
 #include "comm/comm.h"
-#include "comm/core_spreading.h"
 #include "comm/poll_until_done.h"
+#include "comm/run_task.h"
 #include "core/log.h"
 #include "core/types.h"
 
@@ -16,7 +15,7 @@ size_t bytesOf(const Op& op) { return op.count * typeSize(op.type); }
 
 }  // namespace
 
-bool DirectPointToPoint::takes(std::span<const Op> ops) const {
+bool DirectPointToPoint::supports(std::span<const Op> ops) const {
   if (ops.empty() || comm_.transport() == nullptr) return false;
   return std::all_of(ops.begin(), ops.end(), [&](const Op& op) {
     return op.kind != OpKind::kCollective && op.comm == &comm_ && op.peer != comm_.rank();
@@ -105,26 +104,13 @@ class DirectPointToPoint::CallTask : public OneCommTask {
 };
 
 Status DirectPointToPoint::run(std::span<const Op> ops) {
-  BRAID_RETURN_IF_ERROR(comm_.health());
   // The engine names the last call of a send/receive stage; so does this path.
   const char* api = ops.back().apiName;
-  comm_.enter();
-  if (comm_.placesRanks()) {
-    size_t largest = 0;
-    for (const Op& op : ops) largest = std::max(largest, bytesOf(op));
-    placeForCall(largest);
-  }
+  size_t largest = 0;
+  for (const Op& op : ops) largest = std::max(largest, bytesOf(op));
   BRAID_TRACE("%s: %zu sends/receives, direct", api, ops.size());
   CallTask task(*this, ops, api);
-  const Status s = pollUntilDone(task);
-  if (s.isOk()) {
-    comm_.flightRecorder().end(s);
-  } else {
-    comm_.flightRecorder().snapshot(FlightRecorder::kNoRunners);
-    markCallFailed(comm_, s);
-  }
-  comm_.leave();
-  return s;
+  return runTask(comm_, task, largest);
 }
 
 }  // namespace braid

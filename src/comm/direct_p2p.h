@@ -1,6 +1,8 @@
-// The direct path for sends and receives: the braidSend/braidRecv calls of
-// one group (or one ungrouped call) on one communicator, posted straight on
-// the peers' connectors in call order and polled until done.
+// Sends and receives as one cheap task: the braidSend/braidRecv calls of one
+// group (or one ungrouped call) on one communicator, posted straight on the
+// peers' connectors in call order and polled until done. runOps
+// (comm/engine.h) chooses it wherever supports() admits the calls, and runs
+// everything else as the engine's group task.
 //
 // The engine runs them as a stage of one-action schedules, one runner each,
 // which costs a schedule, a runner and their vectors per call: for a small
@@ -36,10 +38,11 @@ class DirectPointToPoint {
 
   /// Whether `ops` (validated calls) run here: sends and receives only, all on
   /// this path's communicator, none to this rank itself.
-  bool takes(std::span<const Op> ops) const;
+  bool supports(std::span<const Op> ops) const;
 
-  /// Runs `ops`, which takes() accepted, to completion. On failure the
-  /// communicator is marked failed and its peers are told, as in the engine.
+  /// Runs `ops`, which supports() admits, to completion on a healthy communicator
+  /// (comm/run_task.h). On failure the communicator is marked failed and its peers are
+  /// told, as in the engine.
   Status run(std::span<const Op> ops);
 
  private:

@@ -98,7 +98,7 @@ class CommWork {
     const Op& first = *ops_[next_];
     if (first.kind == OpKind::kCollective) {
       ++next_;
-      if (comm_->config().checkArguments && comm_->nranks() > 1) return buildCheck(first);
+      if (comm_->checksCalls()) return buildCheck(first);
       if (movesNothing(first)) return Status::ok();
       return buildCollective(first);
     }
@@ -142,12 +142,8 @@ class CommWork {
   Status buildCollective(const Op& op) {
     auto stage = std::make_unique<Stage>();
     const coll::CollArgs args = toCollArgs(op);
-    std::shared_ptr<const coll::Schedule> schedule;
-    if (TinyAllReduce* tiny = comm_->tinyAllReduce(); tiny != nullptr && tiny->takes(op)) {
-      schedule = TinyAllReduce::scheduleFor(args);  // the messages an ungrouped call sends
-    } else {
-      BRAID_ASSIGN_OR_RETURN(schedule, comm_->schedules().get(args, comm_->overrides()));
-    }
+    BRAID_ASSIGN_OR_RETURN(std::shared_ptr<const coll::Schedule> schedule,
+                           comm_->schedules().get(args, comm_->overrides()));
     coll::Buffers b;
     b.send = static_cast<const uint8_t*>(op.send);
     b.recv = static_cast<uint8_t*>(op.recv);
@@ -293,6 +289,12 @@ class GroupTask {
 
 Status runOps(std::span<const Op> ops) {
   if (ops.empty()) return Status::ok();
+  // The calls were checked when made (validate, Comm::usable); a communicator may have
+  // failed since (a group's calls run at its end, the device proxy's later still).
+  for (const Op& op : ops) BRAID_RETURN_IF_ERROR(op.comm->health());
+  // Sends and receives alone on one communicator: its cheaper task, the same messages.
+  DirectPointToPoint& p2p = ops.front().comm->pointToPoint();
+  if (p2p.supports(ops)) return p2p.run(ops);
   std::vector<CommWork> works;
   // Per communicator, sends and receives run before the collectives (which
   // keep their call order). Every rank applies the same rule, so on each
@@ -325,7 +327,6 @@ Status runOps(std::span<const Op> ops) {
                   [](const CommWork& w) { return w.comm()->placesRanks(); })) {
     placeForCall(largest);
   }
-  for (auto& w : works) BRAID_RETURN_IF_ERROR(w.comm()->health());
   for (auto& w : works) w.comm()->enter();
   GroupTask task(works);
   const Status s = pollUntilDone(task);

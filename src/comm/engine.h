@@ -10,10 +10,10 @@
 //
 // A single blocking collective outside a group does not come here: it runs on
 // the direct path (comm/direct_collective.h), which shares the loop and the
-// failure handling (comm/call_failure.h). Nor do
-// sends and receives alone on one communicator, grouped or not
-// (comm/direct_p2p.h): they post the same messages, so either side of a pair
-// may take either path.
+// failure handling (comm/call_failure.h). Sends and receives alone on one
+// communicator, grouped or not, come here but run as a cheaper task of their
+// own (comm/direct_p2p.h): it posts the same messages as the engine, so either
+// side of a pair may run either.
 #pragma once
 
 #include <span>
@@ -24,8 +24,10 @@
 
 namespace braid {
 
-/// Runs `ops` (validated) to completion. On failure every communicator
-/// involved is marked failed and its peers are told.
+/// Runs `ops` (validated) to completion: sends and receives alone on one
+/// communicator as its point-to-point task where DirectPointToPoint::supports()
+/// admits them, everything else as the engine's group task. On failure every
+/// communicator involved is marked failed and its peers are told.
 Status runOps(std::span<const Op> ops);
 
 }  // namespace braid

@@ -53,13 +53,6 @@ Status checkNotMixed(const std::vector<Op>& hostOps, const std::vector<Op>& devi
   return Status::ok();
 }
 
-// Sends and receives alone on one communicator take its direct path; anything
-// else (collectives, several communicators, a send to self) the engine.
-Status runPointToPoint(std::span<const Op> ops) {
-  DirectPointToPoint& direct = ops.front().comm->pointToPoint();
-  return direct.takes(ops) ? direct.run(ops) : runOps(ops);
-}
-
 }  // namespace
 
 Status submitOnDevice(Op op, void* stream) {
@@ -75,9 +68,11 @@ Status submit(Op op) {
     group.ops.push_back(std::move(op));
     return Status::ok();
   }
-  waitForDeviceProxy(op.comm);  // device calls queued before run first, alone on the transport
+  // Device calls queued before run first, alone on the transport (a communicator that never
+  // met device buffers has no proxy: not even a call to find that out).
+  if (op.comm->deviceSide() != nullptr) waitForDeviceProxy(op.comm);
   if (op.kind == OpKind::kCollective) return runCollectiveDirect(op);
-  return runPointToPoint({&op, 1});
+  return runOps({&op, 1});
 }
 
 Status groupStart() {
@@ -175,7 +170,7 @@ Status groupEnd() {
   if (!deviceOps.empty()) device = enqueueDeviceGroup(deviceOps, deviceStreams);
   if (ops.empty()) return device;
   for (const Op& op : ops) waitForDeviceProxy(op.comm);  // as submit() does
-  const Status host = runPointToPoint(ops);
+  const Status host = runOps(ops);
   return device.isOk() ? host : device;
 }
 

@@ -51,11 +51,35 @@ BufferBytes bufferBytes(const Op& op);
 /// The algorithm layer's description of a collective op.
 coll::CollArgs toCollArgs(const Op& op);
 
-/// True when the buffers alias exactly as the C API's in-place form allows.
-bool isInPlace(const Op& op);
+/// isInPlace for the collectives whose in-place form offsets one buffer by this
+/// rank's block (all-gather, reduce-scatter, gather, scatter).
+bool isInPlaceSliced(const Op& op);
+
+/// True when the buffers alias exactly as the C API's in-place form allows. Inline:
+/// every cached call asks, and for most collectives it is one comparison.
+inline bool isInPlace(const Op& op) {
+  if (op.kind != OpKind::kCollective || op.send == nullptr || op.recv == nullptr) return false;
+  switch (op.coll) {
+    case coll::CollKind::kAllGather:
+    case coll::CollKind::kReduceScatter:
+    case coll::CollKind::kGather:
+    case coll::CollKind::kScatter:
+      return isInPlaceSliced(op);
+    default:
+      return op.send == op.recv;
+  }
+}
+
+/// movesNothing for barriers and AllToAllv.
+bool movesNothingSlow(const Op& op);
 
 /// True when a collective has nothing to move: zero counts (a barrier of more
 /// than one rank always synchronises).
-bool movesNothing(const Op& op);
+inline bool movesNothing(const Op& op) {
+  if (op.coll == coll::CollKind::kBarrier || op.coll == coll::CollKind::kAllToAllv) {
+    return movesNothingSlow(op);
+  }
+  return op.count == 0;
+}
 
 }  // namespace braid

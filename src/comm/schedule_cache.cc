@@ -1,10 +1,18 @@
 #include "comm/schedule_cache.h"
 
+#include <algorithm>
+#include <string>
+
 #include "collectives/algorithm.h"
 #include "collectives/select.h"
 #include "comm/comm.h"
+#include "comm/exchange_task.h"
+#include "comm/runner_task.h"
 
 namespace braid {
+
+ScheduleCache::ScheduleCache() = default;
+ScheduleCache::~ScheduleCache() = default;
 
 ScheduleCache::Key ScheduleCache::keyOf(const coll::CollArgs& args) {
   return Key{args.kind, args.count, args.type, args.op, args.root, args.inPlace, args.chunkBytes};
@@ -25,9 +33,10 @@ Result<ScheduleCache::Entry*> ScheduleCache::lookup(const Key& key, MakeArgs&& m
   const coll::CollArgs args = makeArgs();
   BRAID_ASSIGN_OR_RETURN(coll::Schedule built,
                          coll::buildSelected(args, coll::MemoryKind::kHost, overrides));
-  // Replacing the entry drops its runner too; nothing runs it now (see run()).
-  *victim = Entry{key, std::make_shared<const coll::Schedule>(std::move(built)), ++clock_, Run{}};
-  victim->run.bytes = {coll::sendBufferBytes(args), coll::recvBufferBytes(args)};
+  // Replacing the entry drops its task too; nothing runs it now (see task()).
+  *victim = Entry{key,      std::make_shared<const coll::Schedule>(std::move(built)),
+                  ++clock_, BufferBytes{coll::sendBufferBytes(args), coll::recvBufferBytes(args)},
+                  nullptr,  nullptr};
   return victim;
 }
 
@@ -41,7 +50,7 @@ Result<std::shared_ptr<const coll::Schedule>> ScheduleCache::get(const coll::Col
   return std::make_shared<const coll::Schedule>(std::move(built));
 }
 
-Result<ScheduleCache::Run*> ScheduleCache::run(const Op& op, const coll::Overrides& overrides) {
+Result<ScheduleCache::Ready> ScheduleCache::task(const Op& op, const coll::Overrides& overrides) {
   // The key straight from the op: toCollArgs() only on a miss.
   const Key key{
       op.coll, op.count, op.type, op.op, op.root, isInPlace(op), op.comm->config().chunkBytes};
@@ -50,8 +59,25 @@ Result<ScheduleCache::Run*> ScheduleCache::run(const Op& op, const coll::Overrid
   if (entry == nullptr) {
     return internalError(std::string(coll::collName(op.coll)) + " has no reusable schedule");
   }
-  if (entry->run.schedules.empty()) entry->run.schedules.push_back(entry->schedule);
-  return &entry->run;
+  Ready ready;
+  ready.schedule = entry->schedule.get();
+  ready.largestBuffer = std::max(entry->bytes.send, entry->bytes.recv);
+  if (entry->exchange == nullptr && entry->runner == nullptr) {
+    // The exchange needs no runner: its own requests and staging (comm/exchange_task.h).
+    if (entry->schedule->algorithm == "exchange") {
+      entry->exchange = std::make_unique<ExchangeTask>(*op.comm, entry->bytes.send);
+    } else {
+      entry->runner = std::make_unique<RunnerTask>(*op.comm, entry->schedule, entry->bytes);
+    }
+  }
+  if (entry->exchange != nullptr) {
+    entry->exchange->bind(op);
+    ready.exchange = entry->exchange.get();
+  } else {
+    entry->runner->bind(op);
+    ready.runner = entry->runner.get();
+  }
+  return ready;
 }
 
 }  // namespace braid

@@ -1,7 +1,7 @@
 // A host call in flight, as the one wait loop (comm/poll_until_done.h) drives it.
 //
 // Every way a host call runs is a task: a cached collective's schedule runner
-// (comm/direct_collective.cc), the tiny exchange (comm/tiny_allreduce.h), sends
+// (comm/direct_collective.cc), the exchange run without a runner (comm/exchange_task.h), sends
 // and receives posted straight on the connectors (comm/direct_p2p.h), and the
 // engine's stages over one or several communicators (comm/engine.cc). A task
 // posts what it can, moves when polled and says when it is done; while it

@@ -75,6 +75,8 @@ coll::CollArgs toCollArgs(const Op& op) {
   a.inPlace = isInPlace(op);
   a.chunkBytes = comm.config().chunkBytes;
   a.hosts = comm.hosts();
+  a.sharedMemory = comm.sharedMemoryLinks();
+  a.tinyBytes = comm.config().tinyBytes;
   if (op.coll == CollKind::kAllToAllv) {  // the only kind that reads them
     a.sendCounts = op.sendCounts;
     a.sendDispls = op.sendDispls;
@@ -98,20 +100,14 @@ BufferBytes bufferBytes(const Op& op) {
     const coll::CollArgs args = toCollArgs(op);  // once: building it costs more than the sums
     return {coll::sendBufferBytes(args), coll::recvBufferBytes(args)};
   }
-  // The sums read only the shape: every call pays this, so no copy of the host list
-  // (a shared count, two atomic operations) or of toCollArgs' other fields.
-  coll::CollArgs shape;
-  shape.kind = op.coll;
-  shape.count = op.count;
-  shape.type = op.type;
-  shape.root = op.root;
-  shape.rank = op.comm->rank();
-  shape.nranks = op.comm->nranks();
-  return {coll::sendBufferBytes(shape), coll::recvBufferBytes(shape)};
+  // The sums read only the shape: every call pays this, so no CollArgs (its host list and
+  // vectors cost a destructor call) and one call for both sizes.
+  const coll::BufferSizes sizes =
+      coll::bufferSizes({op.coll, op.count, op.type, op.root, op.comm->rank(), op.comm->nranks()});
+  return {sizes.send, sizes.recv};
 }
 
-bool isInPlace(const Op& op) {
-  if (op.kind != OpKind::kCollective || op.send == nullptr || op.recv == nullptr) return false;
+bool isInPlaceSliced(const Op& op) {
   auto s = static_cast<const uint8_t*>(op.send);
   auto r = static_cast<const uint8_t*>(op.recv);
   const size_t slice = op.count * typeSize(op.type);
@@ -130,7 +126,7 @@ bool isInPlace(const Op& op) {
   }
 }
 
-bool movesNothing(const Op& op) {
+bool movesNothingSlow(const Op& op) {
   if (op.coll == CollKind::kBarrier) return op.comm->nranks() == 1;
   if (op.coll == CollKind::kAllToAllv) {
     for (size_t i = 0; i < op.sendCounts.size(); ++i) {

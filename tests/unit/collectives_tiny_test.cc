@@ -1,6 +1,7 @@
-// The tiny all-reduce (comm/tiny_allreduce.h) on 2, 3, 4 and 8 ranks (the most it takes) over shm.
+// The tiny all-reduce: the exchange algorithm (comm/exchange_task.h), which selection picks
+// for tiny all-reduces and barriers on shm, on 2, 3, 4 and 8 ranks (the most it takes).
 //
-// Every case first asks the communicator whether the tiny path takes it, so
+// Every case first asks the selection point whether it picks the exchange, so
 // a test cannot pass on the normal path by accident. Checked: every type x op
 // at counts from 1 element up to the limit (and one element past it,
 // which must not take the path), in place and out of place, against the
@@ -22,9 +23,9 @@
 
 #include "api/guard.h"
 #include "braid.h"
+#include "collectives/select.h"
 #include "comm/comm.h"
 #include "comm/op.h"
-#include "comm/tiny_allreduce.h"
 #include "core/config.h"
 #include "core/types.h"
 #include "support/collective_cases.h"
@@ -36,24 +37,37 @@ namespace {
 constexpr size_t kTinyBytes = 4096;  // Config::tinyBytes, the default
 
 // The largest message the path takes on `nranks`: BRAID_TINY_BYTES, but at most
-// 8 KiB arriving at each rank in all (TinyAllReduce::kMaxInboundBytes).
+// 8 KiB arriving at each rank in all (Thresholds::exchangeMaxInboundBytes).
 size_t tinyLimit(int nranks) { return std::min<size_t>(kTinyBytes, 8192 / (nranks - 1)); }
 
 Comm& commOf(braidComm_t handle) { return *api::toComm(handle); }
 
+// Whether selection picks the exchange (the tiny path) for `o` on its communicator.
+bool picksExchange(const Op& o) {
+  const coll::Selection picked =
+      coll::select(toCollArgs(o), coll::MemoryKind::kHost, o.comm->overrides());
+  return picked.algorithm != nullptr && std::string(picked.algorithm->name) == "exchange";
+}
+
 // Whether the tiny path takes an all-reduce of `count` x `type` on `handle`.
 bool takesTiny(braidComm_t handle, size_t count, braidDataType_t type, braidRedOp_t op) {
-  Comm& comm = commOf(handle);
-  TinyAllReduce* tiny = comm.tinyAllReduce();
-  if (tiny == nullptr) return false;
   Op o;
   o.coll = coll::CollKind::kAllReduce;
   o.apiName = "braidAllReduce";
-  o.comm = &comm;
+  o.comm = &commOf(handle);
   o.count = count;
   o.type = type;
   o.op = op;
-  return tiny->takes(o);
+  return picksExchange(o);
+}
+
+// Whether the barrier takes the exchange on `handle`.
+bool barrierTakesTiny(braidComm_t handle) {
+  Op o;
+  o.coll = coll::CollKind::kBarrier;
+  o.apiName = "braidBarrier";
+  o.comm = &commOf(handle);
+  return picksExchange(o);
 }
 
 // Counts from 1 to the last that fits kTinyBytes, with the edges around
@@ -104,7 +118,7 @@ TEST_P(TinyAllReduceTest, EveryTypeAndOpMatchesTheReference) {
           }
         }
         // One element past the limit goes the normal way, and still agrees.
-        EXPECT_EQ(commOf(comm).tinyAllReduce()->maxBytes(), tinyLimit(nranks));
+        EXPECT_TRUE(takesTiny(comm, tinyLimit(nranks), braidUint8, braidSum));
         EXPECT_FALSE(takesTiny(comm, tinyLimit(nranks) + 1, braidUint8, braidSum));
         expectCasesPass(comm, rank, cases, 1000);
       },
@@ -272,11 +286,7 @@ TEST_P(TinyAllReduceTest, BarrierWaitsForEveryRank) {
   spawn(
       nranks,
       [&](braidComm_t comm, int rank) {
-        Op barrier;
-        barrier.coll = coll::CollKind::kBarrier;
-        barrier.comm = &commOf(comm);
-        ASSERT_NE(commOf(comm).tinyAllReduce(), nullptr);
-        ASSERT_TRUE(commOf(comm).tinyAllReduce()->takes(barrier));
+        ASSERT_TRUE(barrierTakesTiny(comm));
         for (int round = 0; round < kRounds; ++round) {
           entered[round].fetch_add(1);
           ASSERT_EQ(braidBarrier(comm, nullptr), braidSuccess) << braidGetLastError(comm);
@@ -298,7 +308,11 @@ INSTANTIATE_TEST_SUITE_P(Ranks, TinyAllReduceTest, ::testing::Values(2, 3, 4, 8)
 
 TEST(TinyAllReduceSwitchTest, TurnedOffByEnvironmentOrAForcedAlgorithm) {
   spawn(
-      2, [](braidComm_t comm, int) { EXPECT_EQ(commOf(comm).tinyAllReduce(), nullptr); },
+      2,
+      [](braidComm_t comm, int) {
+        EXPECT_FALSE(takesTiny(comm, 1, braidUint8, braidSum));
+        EXPECT_FALSE(barrierTakesTiny(comm));
+      },
       SpawnOptions::withTransport("shm").set("BRAID_TINY_BYTES", "0"));
   spawn(
       2,
@@ -316,8 +330,62 @@ TEST(TinyAllReduceSwitchTest, TurnedOffByEnvironmentOrAForcedAlgorithm) {
       },
       SpawnOptions::withTransport("shm").set("BRAID_ALGO", "allreduce:ring@0-64"));
   spawn(
-      2, [](braidComm_t comm, int) { EXPECT_EQ(commOf(comm).tinyAllReduce(), nullptr); },
+      2,
+      [](braidComm_t comm, int) {
+        EXPECT_FALSE(takesTiny(comm, 1, braidUint8, braidSum));
+        EXPECT_FALSE(barrierTakesTiny(comm));
+      },
       SpawnOptions::withTransport("socket"));
+  // Forced by name, the exchange runs on any transport (and answers right: the cases below).
+  spawn(
+      2,
+      [](braidComm_t comm, int) {
+        EXPECT_TRUE(takesTiny(comm, 2, braidFloat32, braidSum));
+        EXPECT_FALSE(takesTiny(comm, 4096, braidFloat32, braidSum));  // past its supports()
+      },
+      SpawnOptions::withTransport("socket").set("BRAID_ALGO", "allreduce:exchange"));
+}
+
+// BRAID_ALGO=exchange forces the exchange where selection would not prefer it (TCP, 3
+// ranks): the direct path runs it without a runner, grouped calls as a schedule, and both
+// match the reference; a barrier takes it too.
+TEST(TinyAllReduceSwitchTest, ForcedExchangeOverTcpMatchesTheReference) {
+  std::vector<CollectiveCase> cases;
+  for (braidDataType_t type : {braidFloat32, braidInt64, braidBfloat16}) {
+    for (braidRedOp_t op : {braidSum, braidMax, braidAvg}) {
+      for (size_t count : {size_t{1}, size_t{7}, size_t{100}}) {
+        for (bool inPlace : {false, true}) {
+          CollectiveCase c;
+          c.type = type;
+          c.op = op;
+          c.count = count;
+          c.inPlace = inPlace;
+          cases.push_back(c);
+        }
+      }
+    }
+  }
+  spawn(
+      3,
+      [&](braidComm_t comm, int rank) {
+        for (const CollectiveCase& c : cases) {
+          if (!takesTiny(comm, c.count, c.type, c.op)) {
+            ADD_FAILURE() << "rank " << rank << ": the exchange is not forced for " << c.describe();
+            return;
+          }
+        }
+        EXPECT_TRUE(barrierTakesTiny(comm));
+        expectCasesPass(comm, rank, cases, 2000);
+        EXPECT_EQ(braidGroupStart(), braidSuccess);
+        float in = static_cast<float>(rank + 1), out = 0;
+        EXPECT_EQ(braidAllReduce(&in, &out, 1, braidFloat32, braidSum, comm, nullptr),
+                  braidSuccess);
+        EXPECT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(comm);
+        EXPECT_EQ(out, 6.0f);
+        EXPECT_EQ(braidBarrier(comm, nullptr), braidSuccess) << braidGetLastError(comm);
+      },
+      SpawnOptions::withTransport("socket").set("BRAID_ALGO",
+                                                "allreduce:exchange;barrier:exchange"));
 }
 
 TEST(TinyAllReduceSwitchTest, LimitAboveTheMaximumIsRejected) {

@@ -302,6 +302,9 @@ TEST(HostOrderScheduleTest, InterleavedLayoutsCrossAsLittleAsBlockedOnes) {
           std::string(algorithm.name) == "dissemination") {
         continue;  // partners by rank distance or bit: see docs/TOPOLOGY.md
       }
+      // Every rank sends every other its whole input, on any layout; and 1200 elements are
+      // past what it supports.
+      if (std::string(algorithm.name) == "exchange") continue;
       Case grouped = baseCase(algorithm.kind, algorithm.name, hosts, 0);
       grouped.count = 1200;
       Case reference = grouped;

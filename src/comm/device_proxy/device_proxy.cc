@@ -241,7 +241,7 @@ Status DeviceProxy::runOne(const Pending& p) {
     // A captured call's slab has no `ready`: its stream handed it over once staged.
     if (part.slab->ready != nullptr) BRAID_RETURN_IF_ERROR(waitReady(part.slab->ready));
   }
-  BRAID_RETURN_IF_ERROR(comm_->health());
+  BRAID_RETURN_IF_ERROR(comm_->health());  // runCollectiveDirect, unlike runOps, does not ask
   const Op& first = p.parts.front().staged;
   if (comm_->abortRequested()) {
     return Status(braidRemoteError,

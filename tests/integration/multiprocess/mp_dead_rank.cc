@@ -6,8 +6,8 @@
 //
 //   braid_mp_dead_rank <shm|socket> <nranks> <kill|exit|killall> [tiny]
 //
-// tiny: 8-byte allreduces instead, which take the tiny path on shm
-// (comm/tiny_allreduce.h); the loop then has no iteration cap (thousands of
+// tiny: 8-byte allreduces instead, which run the exchange on shm
+// (comm/exchange_task.h); the loop then has no iteration cap (thousands of
 // tiny calls pass before the parent's kill lands), and a survivor that never
 // notices is caught by the parent's deadline instead.
 //
