@@ -35,13 +35,18 @@ class ServerThreads {
   void start(std::function<void()> serve, std::function<void()> stop) {
     std::lock_guard<std::mutex> lock(mu_);
     auto entry = running_.insert(running_.end(), std::move(stop));
-    std::thread([this, entry, serve = std::move(serve)]() mutable {
-      serve();
-      serve = nullptr;  // the server is released before the exit can stop waiting
-      std::lock_guard<std::mutex> done(mu_);
-      running_.erase(entry);
-      finished_.notify_all();
-    }).detach();
+    try {
+      std::thread([this, entry, serve = std::move(serve)]() mutable {
+        serve();
+        serve = nullptr;  // the server is released before the exit can stop waiting
+        std::lock_guard<std::mutex> done(mu_);
+        running_.erase(entry);
+        finished_.notify_all();
+      }).detach();
+    } catch (...) {
+      running_.erase(entry);  // no thread: nothing for the exit to wait for
+      throw;
+    }
   }
 
   void stopAll() {
