@@ -39,6 +39,9 @@ class ServerThreads {
       std::thread([this, entry, serve = std::move(serve)]() mutable {
         serve();
         serve = nullptr;  // the server is released before the exit can stop waiting
+        // OpenSSL's per-thread state is freed now, not by a thread-exit destructor that
+        // could run after the exit stopped waiting and OpenSSL was cleaned up.
+        OPENSSL_thread_stop();
         std::lock_guard<std::mutex> done(mu_);
         running_.erase(entry);
         finished_.notify_all();
@@ -64,16 +67,16 @@ class ServerThreads {
     ::pthread_atfork([] { instance().mu_.lock(); }, [] { instance().mu_.unlock(); },
                      [] {
                        ServerThreads& self = instance();
-                       // Leaked, not destroyed: the closures belong to the parent's servers.
-                       new std::list<std::function<void()>>(std::move(self.running_));
-                       self.running_.clear();
+                       // Set aside, never called: the closures belong to the parent's servers.
+                       self.abandoned_.splice(self.abandoned_.end(), self.running_);
                        self.mu_.unlock();
                      });
   }
 
   std::mutex mu_;
   std::condition_variable finished_;
-  std::list<std::function<void()>> running_;  // each server's stop; a list keeps entries put
+  std::list<std::function<void()>> running_;    // each server's stop; a list keeps entries put
+  std::list<std::function<void()>> abandoned_;  // a forked child's copy of its parent's
 };
 
 }  // namespace
