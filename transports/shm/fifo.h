@@ -1,24 +1,32 @@
-// One single-producer, single-consumer FIFO of slots in shared memory.
+// One single-producer, single-consumer FIFO of fragments in shared memory: a ring of
+// headers (one cache line each) and a data area of nslots * slotBytes bytes.
 //
-// Fragment numbers count from setup and never wrap in practice (2^64). Slot i
-// of the ring holds fragment n when n % nslots == i; its header says so by
-// carrying sequence == n + 1. The receiver owns `head` (fragments consumed);
-// the sender keeps its tail privately. Invariant: head <= tail <= head + nslots.
+// Fragment numbers count from setup and never wrap in practice (2^64). Header i of the ring
+// describes fragment n when n % nheaders == i; it says so by carrying sequence == n + 1. The
+// receiver owns `head` (fragments consumed); the sender keeps its tail privately. Invariant:
+// head <= tail <= head + nheaders.
 //
-// Publishing: the sender fills the slot's data and header, then stores the
-// header's sequence with release; the receiver polls the sequence of the slot
-// it expects with acquire before reading the rest. The flag sits in the same
-// cache line as the header (and, for small messages, as the data), so a small
-// message costs the receiver one cache-line transfer instead of three (a
-// separate tail counter, the header, the data): the LL idea, for a CPU.
-// Recycling: the receiver stores head with release after it has read the slot;
-// the sender loads head with acquire before overwriting it.
+// Publishing: the sender fills the fragment's data and header, then stores the header's
+// sequence with release; the receiver polls the sequence of the header it expects with acquire
+// before reading the rest. The flag sits in the same cache line as the header (and, for small
+// messages, as the data), so a small message costs the receiver one cache-line transfer
+// instead of three (a separate tail counter, the header, the data): the LL idea, for a CPU.
+// Recycling: the receiver stores head with release after it has read the fragment; the sender
+// loads head with acquire before overwriting its header or its data.
 //
-// Every fragment belongs to exactly one message: a message of N bytes travels
-// as ceil(N / slotBytes) fragments (one empty fragment when N == 0), all full
-// except the last. slotBytes is a multiple of 64, so every fragment holds whole
+// Every fragment belongs to exactly one message, and its header says where its bytes lie in
+// the data area (dataOffset): the sender packs fragments one after the other
+// (fragment_packer.h). A message of N bytes travels as fragments of fragmentBytes(N) bytes,
+// all full except the last and except one cut short at the end of the data area. Fragment
+// sizes and offsets are multiples of 64, so every fragment but a message's last holds whole
 // elements of any type whose size divides 64 — the fused recv-reduce relies on it.
 // A message of at most kLineBytes travels inside its header (SlotKind::kLine).
+//
+// Why small fragments for small messages: a fragment is copied out only after all of it was
+// copied in, so a message of one or two large fragments barely overlaps the two copies; cut
+// into a few small fragments that lie contiguously, it pipelines while the receiver still
+// streams through consecutive cache lines. Large messages keep slotBytes fragments, whose
+// per-fragment hand-over costs least (perf/RESULTS.md, "Mid-size collectives").
 //
 // Exception: a single-copy message (see single_copy.h) is one rendezvous
 // fragment whose header says where the data lies in the sender's memory; the
@@ -40,7 +48,7 @@ struct FifoCounters {
 };
 
 enum class SlotKind : uint32_t {
-  kInline = 0,      // the fragment's bytes are in the slot
+  kInline = 0,      // the fragment's bytes are in the data area, at dataOffset
   kRendezvous = 1,  // the whole message is at sourceAddress in the sender's memory
   kLine = 2,        // the whole message (<= kLineBytes) is in the header's `line`
 };
@@ -56,22 +64,38 @@ struct alignas(kCacheLine) SlotHeader {
   uint32_t fragmentBytes;          // bytes of it here (<= slotBytes; 0 for rendezvous)
   SlotKind kind;
   union {
+    uint64_t dataOffset;       // kInline
     uint64_t sourceAddress;    // kRendezvous
     uint8_t line[kLineBytes];  // kLine
   };
 };
 static_assert(sizeof(SlotHeader) == kCacheLine, "a header is one cache line");
 
+/// A message of fewer than kSmallMessageSlots * slotBytes bytes travels in fragments of
+/// slotBytes / kSmallFragmentsPerSlot (rounded down to 64 bytes): by default 128 KiB slots,
+/// so below 1 MiB fragments of 32 KiB.
+constexpr size_t kSmallMessageSlots = 8;
+constexpr size_t kSmallFragmentsPerSlot = 4;
+/// Headers per FIFO: enough for the data area full of small fragments, at most this many.
+constexpr uint64_t kMaxHeaders = 4096;
+
 /// A view of one FIFO inside a mapped segment; trivially copyable.
 struct FifoView {
   FifoCounters* counters = nullptr;
-  SlotHeader* headers = nullptr;  // nslots entries
+  SlotHeader* headers = nullptr;  // nheaders entries
   uint8_t* data = nullptr;        // nslots * slotBytes, page aligned
-  size_t slotBytes = 0;
+  size_t slotBytes = 0;           // the largest fragment
   uint64_t nslots = 0;
+  uint64_t nheaders = 0;
+  size_t smallFragmentBytes = 0;  // the fragment of messages below smallMessageBytes
+  size_t smallMessageBytes = 0;
 
-  SlotHeader& header(uint64_t fragment) const { return headers[fragment % nslots]; }
-  uint8_t* slot(uint64_t fragment) const { return data + (fragment % nslots) * slotBytes; }
+  size_t dataBytes() const { return nslots * slotBytes; }
+  SlotHeader& header(uint64_t fragment) const { return headers[fragment % nheaders]; }
+  /// How many bytes each fragment of a message of `messageBytes` holds (the last may hold fewer).
+  size_t fragmentBytes(size_t messageBytes) const {
+    return messageBytes < smallMessageBytes ? smallFragmentBytes : slotBytes;
+  }
 };
 
 /// Makes fragment `fragment`, already written into `header` (and its slot), visible.

@@ -40,7 +40,8 @@ ShmConnector::ShmConnector(int self, int peer, FifoView inbound, FifoView outbou
       ownControl_(ownControl),
       peerControl_(peerControl),
       singleCopy_(resolve(singleCopy)),
-      streamStoreBytes_(streamStoreBytes) {}
+      streamStoreBytes_(streamStoreBytes),
+      packer_(outbound.nheaders, outbound.dataBytes()) {}
 
 Status ShmConnector::postSend(const void* src, size_t bytes, Request* req) {
   return queueSend(src, bytes, goesSingleCopy(src, bytes), req);
@@ -76,11 +77,10 @@ Status ShmConnector::postRecv(const RecvSink& sink, size_t bytes, Request* req) 
   if (sink.dst == nullptr && bytes > 0) return bad("null destination");
   if (sink.reduce != nullptr) {
     if (sink.accum == nullptr && bytes > 0) return bad("null accumulator");
-    // Fragments are slotBytes long (a multiple of 64): elements must not straddle them.
-    if (sink.elemSize == 0 || inbound_.slotBytes % sink.elemSize != 0 ||
-        bytes % sink.elemSize != 0) {
+    // Fragments hold multiples of 64 bytes (fifo.h): elements must not straddle them.
+    if (sink.elemSize == 0 || kCacheLine % sink.elemSize != 0 || bytes % sink.elemSize != 0) {
       return bad("element size " + std::to_string(sink.elemSize) +
-                 " does not divide the message and the slot size");
+                 " does not divide the message and 64 bytes");
     }
   }
   if (!error_.isOk()) return error_;
@@ -114,7 +114,14 @@ bool ShmConnector::canProgress() const {
   if (sends_.empty() && awaitingReads_.empty()) return false;
   uint64_t head = outbound_.counters->head.load(std::memory_order_acquire);
   if (!awaitingReads_.empty() && head >= awaitingReads_.front().endFragment) return true;
-  return !sends_.empty() && sendTail_ - head < outbound_.nslots;
+  if (sends_.empty()) return false;
+  const PendingSend& send = sends_.front();
+  const Request* req = send.req;
+  size_t want = 0;  // what moveSends() would wait for
+  if (!send.singleCopy && req->bytes > kLineBytes) {
+    want = std::min(outbound_.fragmentBytes(req->bytes), req->bytes - req->completed);
+  }
+  return packer_.reserve(sendTail_, head, want).fits;
 }
 
 bool ShmConnector::completeReadSends() {
@@ -131,16 +138,23 @@ bool ShmConnector::completeReadSends() {
   return moved;
 }
 
+bool ShmConnector::reserve(size_t want, FragmentPacker::Place* place) {
+  *place = packer_.reserve(sendTail_, sendHeadSeen_, want);
+  if (place->fits) return true;
+  sendHeadSeen_ = outbound_.counters->head.load(std::memory_order_acquire);
+  *place = packer_.reserve(sendTail_, sendHeadSeen_, want);
+  return place->fits;  // else the FIFO is full
+}
+
 bool ShmConnector::publishRendezvous(PendingSend& send) {
-  if (sendTail_ - sendHeadSeen_ == outbound_.nslots) {
-    sendHeadSeen_ = outbound_.counters->head.load(std::memory_order_acquire);
-    if (sendTail_ - sendHeadSeen_ == outbound_.nslots) return false;  // FIFO full
-  }
+  FragmentPacker::Place place;
+  if (!reserve(0, &place)) return false;
   SlotHeader& header = outbound_.header(sendTail_);
   header.messageBytes = send.req->bytes;
   header.fragmentBytes = 0;
   header.kind = SlotKind::kRendezvous;
   header.sourceAddress = reinterpret_cast<uint64_t>(send.src);
+  packer_.commit(sendTail_, place);
   publish(header, sendTail_++);
   awaitingReads_.push_back(AwaitedRead{sendTail_, send.req});
   return true;
@@ -167,24 +181,29 @@ bool ShmConnector::moveSends() {
       sends_.pop_front();  // done later, in completeReadSends()
       continue;
     }
+    const bool line = req->bytes <= kLineBytes;  // data, header and flag in one cache line
+    const size_t fragment = outbound_.fragmentBytes(req->bytes);
     while (send.fragments == 0 || req->completed < req->bytes) {
-      if (sendTail_ - sendHeadSeen_ == outbound_.nslots) {
-        sendHeadSeen_ = outbound_.counters->head.load(std::memory_order_acquire);
-        if (sendTail_ - sendHeadSeen_ == outbound_.nslots) return moved;  // FIFO full
+      FragmentPacker::Place place;
+      if (!reserve(line ? 0 : std::min(fragment, req->bytes - req->completed), &place)) {
+        return moved;
       }
       SlotHeader& header = outbound_.header(sendTail_);
-      size_t n = std::min(outbound_.slotBytes, req->bytes - req->completed);
-      if (req->bytes <= kLineBytes) {  // data, header and flag in one cache line
+      size_t n = place.bytes;  // 0 for a line message: reserve(0) takes no data bytes
+      if (line) {
+        n = req->bytes;
         if (n > 0) std::memcpy(header.line, send.src, n);
         header.kind = SlotKind::kLine;
       } else {
         const uint64_t start = n >= CopyPace::kTimedBytes ? CopyPace::now() : 0;
-        std::memcpy(outbound_.slot(sendTail_), send.src + req->completed, n);
+        std::memcpy(outbound_.data + place.offset, send.src + req->completed, n);
         if (start != 0) pace_.recordFragment(n, CopyPace::now() - start);
         header.kind = SlotKind::kInline;
+        header.dataOffset = place.offset;
       }
       header.messageBytes = req->bytes;
       header.fragmentBytes = static_cast<uint32_t>(n);
+      packer_.commit(sendTail_, place);
       publish(header, sendTail_++);
       req->completed += n;
       ++send.fragments;
@@ -212,7 +231,11 @@ Status ShmConnector::moveRecvs(bool* moved) {
       } else if (kind == SlotKind::kLine) {
         BRAID_RETURN_IF_ERROR(deliver(recv, header, header.line, kLineBytes));
       } else {
-        BRAID_RETURN_IF_ERROR(deliver(recv, header, inbound_.slot(recvHead_), inbound_.slotBytes));
+        // Read once: the peer can write this memory. Past the area, deliver() refuses it.
+        const uint64_t offset = header.dataOffset;
+        const size_t room = offset < inbound_.dataBytes() ? inbound_.dataBytes() - offset : 0;
+        BRAID_RETURN_IF_ERROR(deliver(
+            recv, header, inbound_.data + std::min<uint64_t>(offset, inbound_.dataBytes()), room));
       }
       // Frees the slot and, for a rendezvous, tells the sender its buffer is free.
       inbound_.counters->head.store(++recvHead_, std::memory_order_release);

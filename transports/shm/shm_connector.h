@@ -31,6 +31,7 @@
 #include "transports/shm/control_block.h"
 #include "transports/shm/copy_pace.h"
 #include "transports/shm/fifo.h"
+#include "transports/shm/fragment_packer.h"
 #include "transports/shm/single_copy.h"
 
 namespace braid::transport::shm {
@@ -88,6 +89,8 @@ class ShmConnector : public Connector {
   Status queueSend(const void* src, size_t bytes, bool singleCopy, Request* req);
   bool goesSingleCopy(const void* src, size_t bytes);
   bool moveSends();  // returns whether anything moved
+  // Finds room for the next fragment of up to `want` bytes; false while the FIFO is full.
+  bool reserve(size_t want, FragmentPacker::Place* place);
   bool publishRendezvous(PendingSend& send);
   bool completeReadSends();
   Status moveRecvs(bool* moved);
@@ -114,6 +117,7 @@ class ShmConnector : public Connector {
   std::vector<uint8_t> bounce_;  // rendezvous reduce: peer bytes land here first
   HugePageScanner hugePages_;    // the default single-copy rule asks it per large send
   CopyPace pace_;                // the default rule's far-placement exception
+  FragmentPacker packer_;        // where outbound fragments go in the data area
   // This side is the only writer of sendTail_ / recvHead_; sendHeadSeen_ spares a
   // load of the receiver's cache line until the FIFO looks full.
   uint64_t sendTail_ = 0;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace braid::transport::shm {
@@ -38,7 +39,7 @@ Result<uint8_t*> mapShared(int fd, size_t bytes, const std::string& name) {
 void prefault(const FifoView& fifo) {
 #ifdef MADV_POPULATE_WRITE
   uint8_t* begin = reinterpret_cast<uint8_t*>(fifo.counters);  // page aligned: a FIFO's start
-  uint8_t* end = fifo.data + fifo.nslots * fifo.slotBytes;
+  uint8_t* end = fifo.data + fifo.dataBytes();
   madvise(begin, static_cast<size_t>(end - begin), MADV_POPULATE_WRITE);  // failure: no harm
 #else
   (void)fifo;
@@ -60,7 +61,13 @@ Result<SegmentLayout> SegmentLayout::compute(int nranks, size_t slotBytes, int n
   layout.nranks = nranks;
   layout.slotBytes = slotBytes;
   layout.nslots = static_cast<uint64_t>(nslots);
-  layout.fifoHeaderBytes = roundUp(sizeof(FifoCounters) + nslots * sizeof(SlotHeader), kPage);
+  layout.smallFragmentBytes = std::max<size_t>(64, slotBytes / kSmallFragmentsPerSlot / 64 * 64);
+  layout.smallMessageBytes = kSmallMessageSlots * slotBytes;
+  // A header per fragment of a data area full of small ones.
+  const uint64_t smallFragments = nslots * slotBytes / layout.smallFragmentBytes;
+  layout.nheaders = std::max<uint64_t>(nslots, std::min(smallFragments, kMaxHeaders));
+  layout.fifoHeaderBytes =
+      roundUp(sizeof(FifoCounters) + layout.nheaders * sizeof(SlotHeader), kPage);
   layout.fifoBytes = layout.fifoHeaderBytes + roundUp(nslots * slotBytes, kPage);
   layout.totalBytes = roundUp(sizeof(ControlBlock), kPage) + (nranks - 1) * layout.fifoBytes;
   return layout;
@@ -75,6 +82,9 @@ FifoView SegmentLayout::fifo(uint8_t* base, int owner, int sender) const {
   view.data = start + fifoHeaderBytes;
   view.slotBytes = slotBytes;
   view.nslots = nslots;
+  view.nheaders = nheaders;
+  view.smallFragmentBytes = smallFragmentBytes;
+  view.smallMessageBytes = smallMessageBytes;
   return view;
 }
 

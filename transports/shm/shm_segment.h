@@ -1,7 +1,7 @@
 // A rank's POSIX shared-memory segment and its layout.
 //
 //   [ ControlBlock, one page ][ FIFO from peer a ][ FIFO from peer b ] ...
-//   FIFO: [ FifoCounters | SlotHeader x nslots ] (page padded) [ nslots x slotBytes ]
+//   FIFO: [ FifoCounters | SlotHeader x nheaders ] (page padded) [ nslots x slotBytes ]
 //
 // The segment of rank r holds r's *inbound* FIFOs, one per peer, ordered by
 // peer rank with r itself skipped. Every rank computes the same layout from
@@ -24,6 +24,9 @@ struct SegmentLayout {
   int nranks = 0;
   size_t slotBytes = 0;
   uint64_t nslots = 0;
+  uint64_t nheaders = 0;          // fifo.h: enough for a data area of small fragments
+  size_t smallFragmentBytes = 0;  // FifoView::fragmentBytes
+  size_t smallMessageBytes = 0;
   size_t fifoHeaderBytes = 0;  // counters + slot headers, page padded
   size_t fifoBytes = 0;        // one whole FIFO, page padded
   size_t totalBytes = 0;
