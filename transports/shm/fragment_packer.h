@@ -31,7 +31,7 @@ class FragmentPacker {
   };
 
   FragmentPacker(uint64_t headers, size_t dataBytes)
-      : headers_(headers), dataBytes_(dataBytes), ends_(headers + 1, 0) {}
+      : headers_(headers), dataBytes_(dataBytes), ends_(powerOfTwoAbove(headers), 0) {}
 
   /// Room for fragment `tail` holding up to `want` bytes, once the receiver has consumed
   /// `head` fragments: not `fits` while the FIFO lacks a free header or those bytes (it
@@ -41,32 +41,41 @@ class FragmentPacker {
   Place reserve(uint64_t tail, uint64_t head, size_t want) const {
     Place place;
     if (tail - head >= headers_) return place;
-    place.offset = static_cast<size_t>(cursor_ % dataBytes_);
-    place.bytes = std::min(want, dataBytes_ - place.offset);
-    place.fits = cursor_ + lines(place.bytes) - consumedEnd(head) <= dataBytes_;
+    place.offset = offset_;
+    place.bytes = std::min(want, dataBytes_ - offset_);
+    // A fragment without data bytes (a small message's) needs a header only: its fast path.
+    place.fits = want == 0 || cursor_ + lines(place.bytes) - consumedEnd(head) <= dataBytes_;
     return place;
   }
 
   /// Fragment `tail` now holds `place.bytes` at `place` (from the last reserve()).
   void commit(uint64_t tail, const Place& place) {
     cursor_ += lines(place.bytes);
-    ends_[tail % ends_.size()] = cursor_;
+    offset_ += lines(place.bytes);
+    if (offset_ == dataBytes_) offset_ = 0;
+    ends_[tail & (ends_.size() - 1)] = cursor_;
   }
 
  private:
   static uint64_t lines(size_t bytes) { return (uint64_t{bytes} + 63) / 64 * 64; }
+  // A power of two (a mask instead of a division on every message) above n.
+  static size_t powerOfTwoAbove(uint64_t n) {
+    size_t size = 1;
+    while (size <= n) size *= 2;
+    return size;
+  }
 
-  // Where the data of the fragments the receiver has consumed ends. ends_ has headers_ + 1
-  // entries: a fragment t is written only while t < head + headers_, so the entry of
-  // fragment head - 1 is never overwritten by a later fragment before head moves on.
+  // Where the data of the fragments the receiver has consumed ends. ends_ has more than
+  // headers_ entries: a fragment t is written only while t < head + headers_, so the entry
+  // of fragment head - 1 is never overwritten by a later fragment before head moves on.
   uint64_t consumedEnd(uint64_t head) const {
-    return head == 0 ? 0 : ends_[(head - 1) % ends_.size()];
+    return head == 0 ? 0 : ends_[(head - 1) & (ends_.size() - 1)];
   }
 
   const uint64_t headers_;
   const size_t dataBytes_;
   uint64_t cursor_ = 0;         // bytes of the area used since setup, a multiple of 64
-  std::vector<uint64_t> ends_;  // cursor_ after fragment t, at t % (headers_ + 1)
+  std::vector<uint64_t> ends_;  // cursor_ after fragment t, at t & (ends_.size() - 1)
 };
 
 }  // namespace braid::transport::shm
