@@ -75,6 +75,7 @@ class FragmentPacker {
   const uint64_t headers_;
   const size_t dataBytes_;
   uint64_t cursor_ = 0;         // bytes of the area used since setup, a multiple of 64
+  size_t offset_ = 0;           // cursor_ % dataBytes_
   std::vector<uint64_t> ends_;  // cursor_ after fragment t, at t & (ends_.size() - 1)
 };
 
