@@ -1,7 +1,7 @@
 // Tests of CopyPace (transports/shm/copy_pace.h), the shm link's far-placement verdict:
 // fed fragment timings against a fixed reference, it turns far after kFarMessages slow
-// messages in a row and near after one fast one, judges a message by its fastest timed
-// fragment, ignores what it cannot judge, and asks for a FIFO probe every kProbeEvery-th
+// messages in a row and near after one fast one, judges a message by its fastest 128 KiB of
+// timed fragments, ignores what it cannot judge, and asks for a FIFO probe every kProbeEvery-th
 // far send. The test hook BRAID_SHM_TEST_PACE fixes the verdict.
 #include <gtest/gtest.h>
 
@@ -52,11 +52,12 @@ TEST(CopyPace, TheThresholdIsTenTimesTheReference) {
   EXPECT_TRUE(pace.far());
 }
 
-TEST(CopyPace, AMessageCountsAsItsFastestFragment) {
+TEST(CopyPace, AMessageCountsAsItsFastestUnit) {
   CopyPace pace(kReference);
+  const size_t unit = CopyPace::kUnitBytes;
   for (int i = 0; i < 2; ++i) {
-    pace.recordFragment(k64K, 40 * kReference);  // preempted
-    pace.recordFragment(k64K, 3 * kReference);
+    pace.recordFragment(unit, 40 * kReference);  // preempted
+    pace.recordFragment(unit, 3 * kReference);
     pace.endMessage();
   }
   EXPECT_FALSE(pace.far());
@@ -66,6 +67,24 @@ TEST(CopyPace, AMessageCountsAsItsFastestFragment) {
     pace.endMessage();
   }
   EXPECT_TRUE(pace.far());
+}
+
+// Small fragments are judged together: one fast 32 KiB fragment among slow ones does not make
+// the message fast (the fastest fragment alone would).
+TEST(CopyPace, SmallFragmentsAreJudgedPerUnit) {
+  CopyPace pace(kReference);
+  const size_t k32K = size_t{32} << 10;
+  for (int i = 0; i < 2; ++i) {
+    pace.recordFragment(k32K, static_cast<uint64_t>(0.5 * kReference));      // 1x
+    for (int f = 0; f < 3; ++f) pace.recordFragment(k32K, 10 * kReference);  // 20x each
+    pace.endMessage();
+  }
+  EXPECT_TRUE(pace.far()) << "a unit of 1x + 3 x 20x is 15x, above the threshold";
+  // A message's last, partial unit counts: two fast 32 KiB fragments end it.
+  pace.recordFragment(k32K, static_cast<uint64_t>(0.5 * kReference));
+  pace.recordFragment(k32K, static_cast<uint64_t>(0.5 * kReference));
+  pace.endMessage();
+  EXPECT_FALSE(pace.far());
 }
 
 TEST(CopyPace, UntimedMessagesLeaveTheVerdictAlone) {

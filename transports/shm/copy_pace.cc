@@ -53,12 +53,21 @@ uint64_t CopyPace::now() {
 
 void CopyPace::recordFragment(size_t bytes, uint64_t ticks) {
   if (bytes < kTimedBytes || ticks == 0 || referenceTicks_ <= 0) return;
-  const double pace = static_cast<double>(ticks) * static_cast<double>(kReferenceBytes) /
-                      static_cast<double>(bytes);
+  unitBytes_ += bytes;
+  unitTicks_ += ticks;
+  if (unitBytes_ >= kUnitBytes) judgeUnit();
+}
+
+void CopyPace::judgeUnit() {
+  const double pace = static_cast<double>(unitTicks_) * static_cast<double>(kReferenceBytes) /
+                      static_cast<double>(unitBytes_);
   if (messagePace_ == 0 || pace < messagePace_) messagePace_ = pace;
+  unitBytes_ = 0;
+  unitTicks_ = 0;
 }
 
 void CopyPace::endMessage() {
+  if (unitBytes_ != 0) judgeUnit();  // a message's last, partial unit
   if (messagePace_ == 0) return;
   const bool slow = messagePace_ > kFarRatio * referenceTicks_;
   messagePace_ = 0;

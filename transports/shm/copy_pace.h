@@ -13,8 +13,11 @@
 // stamp counter, as ticks per 64 KiB, against a reference: the same copy between two private
 // buffers, the fastest of those timed at setup and again every kRecalibrateEvery timed
 // messages (a copy timed while the other hyperthread of the core was busy runs up to twice
-// as long; the minimum over several moments is the core's own speed). A message's pace is the
-// fastest of its timed fragments (a preemption or a page fault only slows a fragment down). The
+// as long; the minimum over several moments is the core's own speed). A message's timed
+// fragments are summed into units of kUnitBytes, and its pace is that of its fastest unit (a
+// preemption or a page fault only slows a unit down). Judging units rather than fragments
+// matters for small fragments (fifo.h): far apart, one of a message's 32 KiB fragments often
+// copies fast while the others crawl, and the fastest fragment alone would keep the link near. The
 // link counts as far after kFarMessages messages in a row whose pace is above kFarRatio times the
 // reference, and as near again after one message under it. Copies from a buffer that is not in
 // cache run a few times slower than the reference too, so the ratio leaves room for them.
@@ -31,6 +34,7 @@ namespace braid::transport::shm {
 class CopyPace {
  public:
   static constexpr size_t kTimedBytes = size_t{16} << 10;
+  static constexpr size_t kUnitBytes = size_t{128} << 10;
   static constexpr double kFarRatio = 10.0;
   static constexpr int kFarMessages = 2;
   static constexpr int kProbeEvery = 64;
@@ -46,7 +50,7 @@ class CopyPace {
   static uint64_t now();
 
   /// One fragment of `bytes` copied into a slot in `ticks`; fragments below kTimedBytes and
-  /// zero readings are ignored.
+  /// zero readings are ignored. A unit is judged once it holds kUnitBytes.
   void recordFragment(size_t bytes, uint64_t ticks);
   /// The message whose fragments were recorded is in the FIFO; a message with no timed
   /// fragment leaves the verdict as it was.
@@ -61,8 +65,11 @@ class CopyPace {
 
  private:
   double referenceTicks_ = 0;  // a private 64 KiB copy; 0: no counter
-  double messagePace_ = 0;     // fastest timed fragment of the current message; 0: none
-  int slowMessages_ = 0;       // slow messages in a row
+  void judgeUnit();
+  double messagePace_ = 0;  // fastest unit of the current message; 0: none
+  uint64_t unitBytes_ = 0;  // the current unit's timed fragments so far
+  uint64_t unitTicks_ = 0;
+  int slowMessages_ = 0;  // slow messages in a row
   bool far_ = false;
   bool fixed_ = false;  // the reference came from a test
   uint64_t timedMessages_ = 0;
