@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -185,7 +186,8 @@ Result<std::unique_ptr<TlsContext>> TlsContext::create(const TlsOptions& options
   // No tickets: nothing resumes, and a ticket arriving after the handshake would be a
   // non-data record in the middle of a kernel-TLS stream.
   SSL_CTX_set_num_tickets(ctx, 0);
-  SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS | SSL_OP_IGNORE_UNEXPECTED_EOF);
+  SSL_CTX_set_options(ctx,
+                      (options.kernelTls ? SSL_OP_ENABLE_KTLS : 0) | SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (options.usesCertificates()) {
     if (SSL_CTX_set_ciphersuites(ctx,
@@ -226,6 +228,8 @@ Result<const TlsContext*> TlsContext::perConnectionKeys() {
     TlsOptions options;
     options.enabled = true;
     options.keyPerConnection = true;
+    const char* kernelTls = std::getenv("BRAID_SOCKET_KTLS");  // Config::fromEnv checks it
+    options.kernelTls = kernelTls == nullptr || std::string_view(kernelTls) != "0";
     Result<std::unique_ptr<TlsContext>> made = create(options);
     if (!made.isOk()) return made.status();
     return const_cast<const TlsContext*>(made->release());  // kept to the end of the process
