@@ -20,8 +20,6 @@ namespace {
 constexpr std::string_view kPskIdentity = "braid socket psk v1";
 // TLS_AES_128_GCM_SHA256: the PSK's hash must be the suite's (SHA-256).
 constexpr unsigned char kPskSuite[2] = {0x13, 0x01};
-// How a receive error that isRejectedRecord() recognises begins.
-constexpr std::string_view kRejected = "a record was rejected: ";
 // An SSL's app data while its last receive stopped at a partial record (tlsHoldsData).
 constexpr char kDrained[] = "drained";
 
@@ -345,7 +343,7 @@ Result<IoResult> tlsRecvSomeV(SSL* ssl, const iovec* iov, int iovCount) {
         return result;
       }
       if (e == SSL_ERROR_SSL) {
-        return Status(braidRemoteError, std::string(kRejected) + tlsFailure(e));
+        return Status(braidRemoteError, std::string(kRejectedRecord) + tlsFailure(e));
       }
       return Status(braidRemoteError, "recv failed: " + tlsFailure(e));
     }
@@ -359,7 +357,9 @@ bool tlsHoldsData(SSL* ssl) {
 
 void tlsReadAhead(SSL* ssl) { SSL_set_read_ahead(ssl, 1); }
 
-bool isRejectedRecord(const Status& status) { return status.message().starts_with(kRejected); }
+bool isRejectedRecord(const Status& status) {
+  return status.message().starts_with(kRejectedRecord);
+}
 
 Result<IoResult> tlsRecvSome(SSL* ssl, void* data, size_t bytes) {
   iovec iov{data, bytes};

@@ -34,22 +34,9 @@ check() {  # NAME COMMAND...
 }
 
 # --- kernel TLS in the guest's kernel ----------------------------------------------------------
-# tls.ko needs no module, but its AES-GCM comes from crypto modules the kernel would request
-# through modprobe, which the guest lacks (and lacks modules.dep for): load them in order.
-readonly kModules="crypto/gf128mul crypto/ghash-generic crypto/ctr crypto/gcm crypto/cryptd
-  crypto/crypto_simd arch/x86/crypto/aesni-intel net/tls/tls"
-load_tls() {
-  local dir m name
-  dir=$(find "$module_root" -maxdepth 6 -type d -path "*/lib/modules/$(uname -r)/kernel" | head -1)
-  [[ -n $dir ]] || { echo "no modules of kernel $(uname -r) under $module_root"; return 1; }
-  for m in $kModules; do
-    name=${m##*/}
-    grep -q "^${name//-/_} " /proc/modules && continue  # built in, or already loaded
-    busybox insmod "$dir/$m.ko" || { echo "insmod $dir/$m.ko failed"; return 1; }
-  done
-  [[ -r /proc/net/tls_stat ]] || { echo "tls loaded but /proc/net/tls_stat is missing"; return 1; }
-}
-check "load the kernel's tls module" load_tls || true
+# shellcheck source=load_tls.sh
+source "$(dirname "$0")/load_tls.sh"
+check "load the kernel's tls module" load_tls "$module_root" || true
 if ((${#failed[@]})); then
   echo "FAILED: ${failed[*]}"
   exit 1

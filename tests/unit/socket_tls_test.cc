@@ -10,6 +10,7 @@
 //  - a forged record injected into a stream is caught by the receiver, which names the
 //    sender, and the sender then fails too, naming the receiver;
 //  - a peer that leaves while a send runs through libssl is an error, not a SIGPIPE;
+//  - kernel TLS's receive errors (EBADMSG, EMSGSIZE, EKEYEXPIRED) read as rejected records;
 //  - Config reads BRAID_SOCKET_TLS, BRAID_SOCKET_KTLS and BRAID_TLS_* strictly;
 //  - every collective, through the public API, over TLS on one host and on the mixed
 //    transport (TLS between faked hosts, shm inside each).
@@ -247,6 +248,26 @@ TEST(SocketTls, AForgedRecordFailsTheLinkAndEveryRankHearsOfIt) {
   EXPECT_EQ(results[0].peer(), 1) << results[0].message();
   EXPECT_EQ(results[2].code(), braidRemoteError) << results[2].message();
   EXPECT_TRUE(results[2].peer() == 0 || results[2].peer() == 1) << results[2].message();
+}
+
+// Where kernel TLS does a stream's receives, the kernel rejects a bad record and recv fails
+// with its errno: that must read as a rejected record (the connector reports it even between
+// messages, naming the peer), never as a peer that left. OpenSSL 3.0 hands the kernel sends
+// only, so no test here can make the kernel receive; this pins the translation.
+TEST(SocketTls, KernelTlsReceiveErrorsAreRejectedRecords) {
+  for (int err : {EBADMSG, EMSGSIZE, EKEYEXPIRED}) {
+    const Status s = socket::recvError(err);
+    SCOPED_TRACE(s.message());
+    EXPECT_EQ(s.code(), braidRemoteError);
+    EXPECT_TRUE(socket::isRejectedRecord(s));
+    EXPECT_NE(s.message().find("kernel TLS"), std::string::npos);
+  }
+  EXPECT_NE(socket::recvError(EBADMSG).message().find("(EBADMSG)"), std::string::npos);
+  for (int err : {ECONNRESET, EPIPE, ETIMEDOUT}) {
+    const Status s = socket::recvError(err);
+    EXPECT_FALSE(socket::isRejectedRecord(s)) << s.message();
+    EXPECT_NE(s.message().find(std::strerror(err)), std::string::npos) << s.message();
+  }
 }
 
 // Rank 1 leaves while rank 0 sends through libssl: rank 0 gets an error naming rank 1, and
