@@ -17,6 +17,7 @@
 # ratios within this one boot do. All variants run with BRAID_SPIN=0 (see below).
 set -uo pipefail
 build=$1 module_root=$2 rounds=${3:-5}
+# shellcheck source=tests/ktls/load_tls.sh
 source "$(dirname "$0")/../../tests/ktls/load_tls.sh"
 load_tls "$module_root" || exit 1
 export BRAID_TIMEOUT=300

@@ -5,7 +5,7 @@
 # ask modprobe for) from the guest kernel's package, then runs braid's TLS on the socket
 # transport with the kernel doing the records it can:
 #   - every collective against the reference on 2 and 4 ranks (and on 2 streams per peer,
-#     and a large count whose sends cross many partial writes);
+#     and 2 MB messages);
 #   - each rank's INFO line must say the kernel does its records, and the kernel's own
 #     counters (/proc/net/tls_stat) must rise by at least the connections braid reported.
 #     A connection whose sends the kernel encrypts is written with plain sendmsg; its peer
@@ -34,7 +34,7 @@ check() {  # NAME COMMAND...
 }
 
 # --- kernel TLS in the guest's kernel ----------------------------------------------------------
-# shellcheck source=load_tls.sh
+# shellcheck source=tests/ktls/load_tls.sh
 source "$(dirname "$0")/load_tls.sh"
 check "load the kernel's tls module" load_tls "$module_root" || true
 if ((${#failed[@]})); then
@@ -63,7 +63,8 @@ by_kernel() {  # RANKS COMMAND...
   lines=$(grep 'socket transport: rank [0-9]* runs TLS 1.3' "$log")
   kernel=$(grep -c 'records by kernel TLS' <<<"$lines")
   both=$(grep -c 'records by kernel TLS$' <<<"$lines")
-  connections=$(sed -n 's/.* on \([0-9]*\) connection(s).*/\1/p' <<<"$lines" | paste -sd+ | bc)
+  connections=$(sed -n 's/.* on \([0-9]*\) connection(s).*/\1/p' <<<"$lines" |
+    awk '{ n += $1 } END { print n + 0 }')
   grep -m1 -o 'runs TLS 1.3 .*' <<<"$lines"
   echo "kernel TLS counters: TlsTxSw +$tx, TlsRxSw +$rx for ${connections:-0} connection ends"
   rm -f "$log"
@@ -78,8 +79,8 @@ by_kernel() {  # RANKS COMMAND...
 }
 
 # Every collective against the reference: on 2 ranks every type x op at the small counts
-# and the element-size picks at a large count (2 MB messages: many partial sendmsg calls on
-# a full socket buffer); on 4 ranks, and on 2 streams per peer, the element-size picks.
+# and the element-size picks at a large count (2 MB messages: many records, and sendmsg
+# calls a full socket buffer takes in part); on 4 ranks, and on 2 streams per peer, the element-size picks.
 check "2 ranks, every collective x type x op, counts 0,1,7,4099" \
   by_kernel 2 "$collectives" socket 2 --counts 0,1,7,4099 --large 0
 check "2 ranks, count 500009 (element-size picks)" \

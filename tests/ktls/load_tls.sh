@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced (tests/ktls/ktls_checks.sh, perf/tls/ktls_guest_bench.sh) inside the guest of
 # tests/rdma/guest: load_tls MODULE_ROOT loads the kernel's TLS module from the guest
 # kernel's unpacked package (MODULE_ROOT holds lib/modules/<uname -r>/kernel somewhere
