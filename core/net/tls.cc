@@ -222,17 +222,22 @@ Result<std::unique_ptr<TlsContext>> TlsContext::create(const TlsOptions& options
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
 Result<const TlsContext*> TlsContext::perConnectionKeys() {
-  static const Result<const TlsContext*> shared = []() -> Result<const TlsContext*> {
+  const auto make = [](bool kernelTls) -> Result<const TlsContext*> {
     TlsOptions options;
     options.enabled = true;
     options.keyPerConnection = true;
-    const char* kernelTls = std::getenv("BRAID_SOCKET_KTLS");  // Config::fromEnv checks it
-    options.kernelTls = kernelTls == nullptr || std::string_view(kernelTls) != "0";
+    options.kernelTls = kernelTls;
     Result<std::unique_ptr<TlsContext>> made = create(options);
     if (!made.isOk()) return made.status();
     return const_cast<const TlsContext*>(made->release());  // kept to the end of the process
-  }();
-  return shared;
+  };
+  const char* kernelTls = std::getenv("BRAID_SOCKET_KTLS");  // Config::fromEnv checks it
+  if (kernelTls == nullptr || std::string_view(kernelTls) != "0") {
+    static const Result<const TlsContext*> withKernel = make(true);
+    return withKernel;
+  }
+  static const Result<const TlsContext*> withoutKernel = make(false);
+  return withoutKernel;
 }
 
 Status setConnectionKey(SSL* ssl, const std::array<uint8_t, 32>& key) {

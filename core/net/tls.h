@@ -63,7 +63,8 @@ class TlsContext {
   /// The process's context for connections keyed one by one (keyPerConnection), such as
   /// the bootstrap's: made once (an SSL_CTX is costly to make), never freed,
   /// since a detached bootstrap root may still be using it while the process exits.
-  /// BRAID_SOCKET_KTLS=0 in the environment at its first use keeps records in OpenSSL.
+  /// Two of them, made on first use: BRAID_SOCKET_KTLS=0 in the environment when a
+  /// connection starts picks the one that keeps its records in OpenSSL.
   static Result<const TlsContext*> perConnectionKeys();
 
   SSL_CTX* get() const { return ctx_; }
