@@ -1,12 +1,12 @@
 // The shm link between this rank and one peer: an outbound FIFO in the peer's
 // segment (this rank is its only sender) and an inbound FIFO in this rank's
-// segment (the peer is its only sender). See fifo.h for the slot protocol.
+// segment (the peer is its only sender). See fifo.h for the FIFO protocol.
 //
 // Posted sends and receives wait in FIFO queues; progress() copies fragments
-// of the oldest send into free outbound slots and delivers fragments from
-// inbound slots to the oldest receive — straight from the slot into the
+// of the oldest send into free room of the outbound FIFO (fragment_packer.h) and delivers
+// fragments from the inbound FIFO to the oldest receive — straight from the FIFO into the
 // user's buffer, or through the reduce kernel (data touched once). A send is
-// done once its last fragment is in a slot, so it never waits for the peer's
+// done once its last fragment is in the FIFO, so it never waits for the peer's
 // receive unless the FIFO is full. After moving anything, progress() wakes
 // the peer only if it is asleep.
 //
