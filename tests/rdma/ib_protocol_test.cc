@@ -14,6 +14,7 @@
 // large send unfinished (the engine's deadline then fails it) but not a small one.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -55,6 +56,10 @@ struct Fake {
   static inline std::map<uint32_t, ibv_mr*> mrs;  // by rkey
   static inline uint32_t nextKey = 1;
   static inline std::string wireError;
+  // Memory regMr refuses (as a device refuses memory it cannot pin), any region touching
+  // it: sends from it go through send staging.
+  static inline const uint8_t* refuseBegin = nullptr;
+  static inline const uint8_t* refuseEnd = nullptr;
 
   static FakeQp* of(ibv_qp* qp) { return qps.at(qp->qp_num).get(); }
 
@@ -173,6 +178,11 @@ struct Fake {
   }
   static int deallocPd(ibv_pd*) { return 0; }
   static ibv_mr* regMr(ibv_pd*, void* addr, size_t length, int) {
+    const auto* begin = static_cast<const uint8_t*>(addr);
+    if (begin < refuseEnd && begin + length > refuseBegin) {
+      errno = EFAULT;
+      return nullptr;
+    }
     auto* mr = new ibv_mr{};
     mr->addr = addr;
     mr->length = length;
@@ -242,15 +252,17 @@ struct Fake {
 // Rank 0 and rank 1, one connector each towards the other.
 class IbProtocol : public ::testing::Test {
  protected:
-  void start(int credits) {
+  void start(int credits, size_t creditBytes = IbConnector::kDefaultCreditBytes) {
     Fake::wireError.clear();
+    Fake::refuseBegin = Fake::refuseEnd = nullptr;
+    credit_ = creditBytes;
     auto dev = IbDevice::open(Fake::api(), "", -1, 64);
     ASSERT_TRUE(dev.isOk()) << dev.status().message();
     dev_ = std::move(*dev);
     cache_ = std::make_unique<RegCache>(Fake::api(), dev_->pd(),
                                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     for (int r = 0; r < 2; ++r) {
-      auto c = IbConnector::create(r, 1 - r, 0, dev_.get(), cache_.get(), credits);
+      auto c = IbConnector::create(r, 1 - r, 0, dev_.get(), cache_.get(), credits, creditBytes);
       ASSERT_TRUE(c.isOk()) << c.status().message();
       side_[r] = std::move(*c);
       side_[r]->setPoller(&IbProtocol::poll, side_[r].get());
@@ -297,9 +309,10 @@ class IbProtocol : public ::testing::Test {
   std::unique_ptr<IbDevice> dev_;
   std::unique_ptr<RegCache> cache_;
   std::unique_ptr<IbConnector> side_[2];
+  size_t credit_ = 0;  // the bytes each credit covers
 };
 
-constexpr size_t kCredit = IbConnector::kCreditBytes;
+constexpr size_t kCredit = IbConnector::kDefaultCreditBytes;
 
 std::vector<uint8_t> pattern(size_t n, int seed) {
   std::vector<uint8_t> v(n);
@@ -310,7 +323,7 @@ std::vector<uint8_t> pattern(size_t n, int seed) {
 void IbProtocol::exchange(int from, bool recvFirst) {
   IbConnector* tx = side_[from].get();
   IbConnector* rx = side_[1 - from].get();
-  const size_t sizes[] = {0, 1, kCredit - 1, kCredit, kCredit + 1, (3 << 20) + 5, 4099, 0};
+  const size_t sizes[] = {0, 1, credit_ - 1, credit_, credit_ + 1, (3 << 20) + 5, 4099, 0};
   int seed = 0;
   for (size_t size : sizes) {
     std::vector<uint8_t> src = pattern(size, ++seed), dst(size + 1, 0xee);
@@ -334,17 +347,110 @@ void IbProtocol::exchange(int from, bool recvFirst) {
 }
 
 TEST_F(IbProtocol, MessagesAroundTheCreditSizeArriveIntact) {
-  for (int credits : {0, 2, 8}) {
-    SCOPED_TRACE("credits " + std::to_string(credits));
-    start(credits);
-    for (bool recvFirst : {true, false}) {
-      exchange(0, recvFirst);
-      exchange(1, recvFirst);
+  for (size_t creditBytes : {size_t{256} << 10, kCredit}) {
+    for (int credits : {0, 2, 8}) {
+      SCOPED_TRACE("credits " + std::to_string(credits) + " of " + std::to_string(creditBytes));
+      start(credits, creditBytes);
+      for (bool recvFirst : {true, false}) {
+        exchange(0, recvFirst);
+        exchange(1, recvFirst);
+      }
+      EXPECT_TRUE(side_[0]->error().isOk()) << side_[0]->error().message();
+      EXPECT_TRUE(side_[1]->error().isOk()) << side_[1]->error().message();
+      TearDown();
     }
-    EXPECT_TRUE(side_[0]->error().isOk()) << side_[0]->error().message();
-    EXPECT_TRUE(side_[1]->error().isOk()) << side_[1]->error().message();
+  }
+}
+
+// A collective's chunk step by step, the receive posted only when its step starts (after
+// the sender posted): with credits as large as the chunk, every chunk goes at once in
+// one write and its send completes before the receive is posted, so no step waits for a
+// clear-to-send round trip; smaller credits leave the rest of each chunk to one.
+TEST_F(IbProtocol, ChunksThatFitACreditNeverWaitForAClearToSend) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  constexpr int kSteps = 6;
+  for (size_t creditBytes : {kChunk, kChunk / 4}) {
+    SCOPED_TRACE("credit " + std::to_string(creditBytes));
+    start(2, creditBytes);
+    ASSERT_TRUE(run()) << Fake::wireError;  // the receiver grants its credits
+    const IbConnector::Stats before[2] = {side_[0]->stats(), side_[1]->stats()};
+    bool sentBeforeReceive = true;
+    for (int step = 0; step < kSteps; ++step) {
+      std::vector<uint8_t> src = pattern(kChunk, step), dst(kChunk, 0);
+      Request sreq, rreq;
+      RecvSink sink;
+      sink.dst = dst.data();
+      ASSERT_TRUE(side_[0]->postSend(src.data(), kChunk, &sreq).isOk());
+      ASSERT_TRUE(run()) << Fake::wireError;
+      sentBeforeReceive = sentBeforeReceive && sreq.done;
+      ASSERT_TRUE(side_[1]->postRecv(sink, kChunk, &rreq).isOk());
+      ASSERT_TRUE(run()) << Fake::wireError;
+      ASSERT_TRUE(sreq.done && rreq.done) << "step " << step;
+      ASSERT_EQ(dst, src) << "step " << step;
+    }
+    const IbConnector::Stats& tx = side_[0]->stats();
+    const IbConnector::Stats& rx = side_[1]->stats();
+    const uint64_t cts = rx.ctsSent - before[1].ctsSent;
+    const uint64_t writes = tx.writes - before[0].writes;
+    if (creditBytes >= kChunk) {
+      EXPECT_TRUE(sentBeforeReceive) << "a chunk's send waited for its receive";
+      EXPECT_EQ(cts, 0u) << "clear-to-sends for chunks that fit a credit";
+      EXPECT_EQ(writes, static_cast<uint64_t>(kSteps)) << "more than one write per chunk";
+      EXPECT_EQ(tx.creditWrites - before[0].creditWrites, static_cast<uint64_t>(kSteps));
+    } else {
+      EXPECT_FALSE(sentBeforeReceive);
+      EXPECT_EQ(cts, static_cast<uint64_t>(kSteps)) << "one round trip per chunk's rest";
+    }
+    EXPECT_EQ(tx.writeBytes - before[0].writeBytes, kSteps * kChunk);
+    EXPECT_TRUE(side_[0]->error().isOk() && side_[1]->error().isOk());
     TearDown();
   }
+}
+
+// A source the device cannot register goes through send staging slots smaller than a
+// credit: the credit's head is written in several pieces, the last with the immediate.
+TEST_F(IbProtocol, CreditsLargerThanAStagingSlotFromUnregistrableMemory) {
+  start(2);
+  ASSERT_TRUE(run()) << Fake::wireError;
+  // Every buffer lives to the end: a freed receive buffer's registration, still cached,
+  // must not make a later source at its address registrable.
+  std::deque<std::vector<uint8_t>> keep;
+  for (size_t size : {kCredit, kCredit + 12345, IbConnector::kStageBytes + 1, size_t{3}}) {
+    SCOPED_TRACE(size);
+    std::vector<uint8_t>& src = keep.emplace_back(pattern(size, 3));
+    std::vector<uint8_t>& dst = keep.emplace_back(size, 0);
+    Fake::refuseBegin = src.data();
+    Fake::refuseEnd = src.data() + size;
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    const uint64_t writesBefore = side_[0]->stats().writes;
+    ASSERT_TRUE(side_[0]->postSend(src.data(), size, &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(side_[1]->postRecv(sink, size, &rreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(side_[0]->error().isOk()) << side_[0]->error().message();
+    ASSERT_TRUE(side_[1]->error().isOk()) << side_[1]->error().message();
+    ASSERT_TRUE(sreq.done && rreq.done);
+    EXPECT_EQ(dst, src);
+    const uint64_t slots = (size + IbConnector::kStageBytes - 1) / IbConnector::kStageBytes;
+    EXPECT_EQ(side_[0]->stats().writes - writesBefore, slots) << "one write per staging slot";
+  }
+  Fake::refuseBegin = Fake::refuseEnd = nullptr;
+}
+
+TEST(IbCreditBytes, FollowTheChunkUnlessSetAndStayInRange) {
+  Config c;
+  EXPECT_EQ(creditBytesFor(c), IbConnector::kDefaultCreditBytes);
+  c.chunkBytesSet = true;
+  c.chunkBytes = size_t{4} << 20;
+  EXPECT_EQ(creditBytesFor(c), size_t{4} << 20);
+  c.chunkBytes = 64;
+  EXPECT_EQ(creditBytesFor(c), IbConnector::kMinCreditBytes);
+  c.chunkBytes = size_t{64} << 20;
+  EXPECT_EQ(creditBytesFor(c), IbConnector::kMaxCreditBytes);
+  c.ibCreditBytes = size_t{256} << 10;
+  EXPECT_EQ(creditBytesFor(c), size_t{256} << 10);
 }
 
 TEST_F(IbProtocol, SmallSendsCompleteBeforeTheirReceiveOnlyWithCredits) {

@@ -19,13 +19,18 @@
 // with clear-to-sends alone the sender idles for a round trip (and the link's
 // queue drains) at every chunk. The receiver therefore grants credits ahead
 // (BRAID_IB_CREDITS, default 2): each names one of the next messages it has not
-// posted a receive for and a buffer of kCreditBytes of its own. The sender writes the head of that
-// message there as soon as it posts it, with an immediate carrying how many
+// posted a receive for and a buffer of creditBytes_ (BRAID_IB_CREDIT_BYTES, by
+// default the collective chunk) of its own. The sender writes the head of that
+// message there as soon as it posts it (in several writes from send staging,
+// the last one with the immediate), with an immediate carrying how many
 // bytes it wrote and whether the message ended there; the receive, once
 // posted, asks for the rest with ordinary clear-to-sends, checks the head's
 // size against its own and copies (or reduces) the head out. Messages of at
-// most kCreditBytes thus complete on the sender without waiting for the
-// receiver; a size mismatch still fails both sides: the receiver sees it in
+// most creditBytes_ thus complete on the sender without waiting for the
+// receiver, and a collective whose chunks fit a credit never waits for a
+// clear-to-send round trip between its steps: the sender writes each chunk
+// as soon as its step starts, like ib_write_bw's stream of writes, and the
+// receiver pays one copy out of the credit buffer instead; a size mismatch still fails both sides: the receiver sees it in
 // the credit's immediate and sends a clear-to-send announcing its size, which
 // the sender rejects (also for a message it finished).
 //
@@ -51,18 +56,20 @@
 #include <random>
 #include <string>
 
+#include "core/log.h"
+
 namespace braid::transport::ib {
 namespace {
 
 // The immediate: the id of the clear-to-send it answers, flags, and a credit's byte count.
-constexpr uint32_t kImmIdMask = 0xff;
-constexpr uint32_t kImmMismatch = 1u << 8;
-constexpr uint32_t kImmComplete = 1u << 9;  // a credit's write ends the message
-constexpr int kImmBytesShift = 10;
-static_assert(IbConnector::kCreditBytes < (size_t{1} << (32 - kImmBytesShift)));
+constexpr uint32_t kImmIdMask = 0x3f;
+constexpr uint32_t kImmMismatch = 1u << 6;
+constexpr uint32_t kImmComplete = 1u << 7;  // a credit's write ends the message
+constexpr int kImmBytesShift = 8;
+static_assert(IbConnector::kMaxCreditBytes < (size_t{1} << (32 - kImmBytesShift)));
 static_assert(IbConnector::kMaxCtsOut + IbConnector::kMaxCredits <= kImmIdMask);
-static_assert(IbConnector::kCreditBytes <= IbConnector::kStageBytes);
 constexpr uint16_t kNoAnswer = 0xff;  // a mismatch notice: answered by nothing
+static_assert(kNoAnswer > kImmIdMask);
 constexpr size_t kSlotBytes = 64;     // one receive slot: a ClearToSend fits
 static_assert(sizeof(ClearToSend) <= kSlotBytes);
 constexpr uint64_t kRecvFlag = uint64_t{1} << 31;
@@ -71,18 +78,30 @@ uint64_t wrId(uint32_t index, uint64_t low) { return (uint64_t{index} << 32) | l
 
 }  // namespace
 
+static_assert(Config::kMinIbCreditBytes == IbConnector::kMinCreditBytes);
+static_assert(Config::kMaxIbCreditBytes == IbConnector::kMaxCreditBytes);
+
+size_t creditBytesFor(const Config& config) {
+  size_t bytes = config.ibCreditBytes;
+  if (bytes == 0) {
+    bytes = config.chunkBytesSet ? config.chunkBytes : IbConnector::kDefaultCreditBytes;
+  }
+  return std::clamp(bytes, IbConnector::kMinCreditBytes, IbConnector::kMaxCreditBytes);
+}
+
 Result<std::unique_ptr<IbConnector>> IbConnector::create(int rank, int peer, uint32_t index,
                                                          IbDevice* dev, RegCache* cache,
-                                                         int credits) {
+                                                         int credits, size_t creditBytes) {
   std::unique_ptr<IbConnector> c(
-      new IbConnector(rank, peer, index, dev, cache, std::clamp(credits, 0, kMaxCredits)));
+      new IbConnector(rank, peer, index, dev, cache, std::clamp(credits, 0, kMaxCredits),
+                      std::clamp(creditBytes, kMinCreditBytes, kMaxCreditBytes)));
   BRAID_RETURN_IF_ERROR(c->init());
   return c;
 }
 
 Status IbConnector::init() {
   const VerbsApi& api = dev_->api();
-  blockBytes_ = kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + credits_ * kCreditBytes;
+  blockBytes_ = kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + credits_ * creditBytes_;
   blockBytes_ = (blockBytes_ + 4095) & ~size_t{4095};
   if (::posix_memalign(reinterpret_cast<void**>(&block_), 4096, blockBytes_) != 0) {
     return Status(braidSystemError,
@@ -120,6 +139,18 @@ Status IbConnector::init() {
 }
 
 IbConnector::~IbConnector() {
+  // What each MiB cost on this link (BRAID_DEBUG=TRACE): clear-to-send round trips this
+  // side waited on, work requests, and how many writes were in flight at most.
+  const Stats& st = stats_;
+  BRAID_TRACE(
+      "ib: rank %d to rank %d: %llu writes (%llu into credits), %.1f MiB, %llu clear-to-sends "
+      "and %llu credits sent, %llu send and %llu receive completions, at most %d writes in "
+      "flight; credit %zu bytes",
+      rank_, peer_, static_cast<unsigned long long>(st.writes),
+      static_cast<unsigned long long>(st.creditWrites), st.writeBytes / 1048576.0,
+      static_cast<unsigned long long>(st.ctsSent), static_cast<unsigned long long>(st.creditsGranted),
+      static_cast<unsigned long long>(st.sendCompletions),
+      static_cast<unsigned long long>(st.recvCompletions), st.maxWritesInFlight, creditBytes_);
   const VerbsApi& api = dev_->api();
   if (qp_ != nullptr) api.destroyQp(qp_);
   for (SendMessage& m : sends_) {
@@ -262,7 +293,7 @@ IbConnector::RecvMessage* IbConnector::recvBySeq(uint64_t seq) {
 }
 
 uint8_t* IbConnector::creditBuffer(int i) const {
-  return block_ + kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + i * kCreditBytes;
+  return block_ + kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + i * creditBytes_;
 }
 
 bool IbConnector::postCts(const ClearToSend& cts) {
@@ -281,6 +312,11 @@ bool IbConnector::postCts(const ClearToSend& cts) {
     return false;
   }
   inFlight_.push_back(InFlight{false, cts.seq, 0, -1, false});
+  if (cts.credit) {
+    ++stats_.creditsGranted;
+  } else if (cts.id != kNoAnswer) {
+    ++stats_.ctsSent;
+  }
   return true;
 }
 
@@ -297,11 +333,11 @@ void IbConnector::sendMismatch(uint64_t seq, size_t bytes) {
 void IbConnector::consumeCredit(RecvMessage& m) {
   Credit& c = credit_[m.credit];
   if (c.state != Credit::kLanded) return;
-  const size_t head = std::min(m.bytes, kCreditBytes);
-  if (c.written != head || (c.complete != (m.bytes <= kCreditBytes))) {
-    // The sender's message is c.written bytes (complete) or more than kCreditBytes.
+  const size_t head = std::min(m.bytes, creditBytes_);
+  if (c.written != head || (c.complete != (m.bytes <= creditBytes_))) {
+    // The sender's message is c.written bytes (complete) or more than creditBytes_.
     const std::string theirs = c.complete ? std::to_string(c.written) + " bytes"
-                                          : "more than " + std::to_string(kCreditBytes) + " bytes";
+                                          : "more than " + std::to_string(creditBytes_) + " bytes";
     // The sender rejects this notice, whether it still waits for the rest or finished.
     sendMismatch(m.seq, m.bytes);
     fail(Status(braidInvalidUsage,
@@ -341,7 +377,7 @@ void IbConnector::pumpRecvs(bool* progressed) {
       }
       if (m.credit >= 0) {
         // Its head comes (or came) through the credit; clear-to-sends ask for the rest.
-        m.requested = std::min(m.bytes, kCreditBytes);
+        m.requested = std::min(m.bytes, creditBytes_);
         m.ctsIssued = true;
         consumeCredit(m);
         if (!error_.isOk()) return;
@@ -405,7 +441,7 @@ void IbConnector::grantCredits(bool* progressed) {
     cts.seq = grantSeq_;
     cts.addr = reinterpret_cast<uintptr_t>(creditBuffer(i));
     cts.rkey = blockMr_->rkey;
-    cts.bytes = static_cast<uint32_t>(kCreditBytes);
+    cts.bytes = static_cast<uint32_t>(creditBytes_);
     cts.id = static_cast<uint16_t>(kMaxCtsOut + i);
     cts.credit = 1;
     if (!postCts(cts)) return;
@@ -439,6 +475,7 @@ void IbConnector::pumpSends(bool* progressed) {
         ibv_send_wr* bad = nullptr;
         if (ibv_post_send(qp_, &wr, &bad) == 0) {
           inFlight_.push_back(InFlight{true, cts.seq, 0, -1, false});
+          ++writesInFlight_;
         }
       }
       const std::string mine =
@@ -450,8 +487,9 @@ void IbConnector::pumpSends(bool* progressed) {
                   peer_));
       return;
     }
-    if (cts.credit && (m == nullptr || m->served > 0)) {
-      // A credit comes before anything else for its message, which cannot have finished.
+    if (cts.credit && (m == nullptr || (it->served == 0 && m->served > 0))) {
+      // A credit comes before anything else for its message, which cannot have finished
+      // (a credit larger than a send staging slot goes in several writes).
       fail(remoteError("ib transport: rank " + std::to_string(peer_) +
                            " granted a credit for a message already sent (protocol error)",
                        peer_));
@@ -510,6 +548,10 @@ void IbConnector::pumpSends(bool* progressed) {
     }
     if (slot >= 0) sendStageBusy_[slot] = true;
     inFlight_.push_back(InFlight{true, m->seq, piece, slot, lastOfMessage});
+    ++stats_.writes;
+    stats_.writeBytes += piece;
+    if (cts.credit) ++stats_.creditWrites;
+    stats_.maxWritesInFlight = std::max(stats_.maxWritesInFlight, ++writesInFlight_);
     m->served += piece;
     *progressed = true;
     if (lastOfCts) {
@@ -539,6 +581,7 @@ void IbConnector::complete(const ibv_wc& wc) {
     return;
   }
   if ((wc.wr_id & kRecvFlag) != 0) {
+    ++stats_.recvCompletions;
     const int slot = static_cast<int>(wc.wr_id & 0xffff);
     if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
       onWriteLanded(ntohl(wc.imm_data));
@@ -610,7 +653,9 @@ void IbConnector::onSendCompleted() {
   }
   const InFlight f = inFlight_.front();
   inFlight_.pop_front();
+  ++stats_.sendCompletions;
   if (!f.isWrite) return;  // a clear-to-send went out
+  --writesInFlight_;
   if (f.stageSlot >= 0) sendStageBusy_[f.stageSlot] = false;
   SendMessage* m = sendBySeq(f.seq);
   if (m == nullptr) return;
