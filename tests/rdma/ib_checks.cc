@@ -149,7 +149,8 @@ int badConfigRank(RankProcesses& processes, int rank, const BadCase& c) {
 
 // --- protocol ----------------------------------------------------------------------------------
 
-constexpr size_t kCredit = 256 << 10;  // IbConnector::kCreditBytes
+// IbConnector's default credit: BRAID_IB_CREDIT_BYTES unset, it covers the 1 MiB chunk.
+constexpr size_t kCredit = 1 << 20;
 
 // A warm-up message each way: afterwards every connector has granted its credits.
 bool warmUp(braidComm_t comm, int rank) {
@@ -237,14 +238,14 @@ int absentReceiverRank(RankProcesses& processes, int rank) {
     // Alive and silent until the sender is done: the sender must time out.
     return processes.awaitRelease(1) ? 0 : fail(1, "no release");
   }
-  std::vector<uint8_t> buf(1 << 20, 3);
+  std::vector<uint8_t> buf(2 * kCredit, 3);
   if (braidSend(buf.data(), 100, braidUint8, 1, comm, nullptr) != braidSuccess) {
     return fail(rank, std::string("a send that fits a credit: ") + braidGetLastError(comm));
   }
   const braidResult_t r = braidSend(buf.data(), buf.size(), braidUint8, 1, comm, nullptr);
   const std::string error = braidGetLastError(comm);
   if (r != braidTimeout || error.find("rank 1") == std::string::npos) {
-    return fail(rank, "1 MiB to a receiver that never posts: result " + std::to_string(r) +
+    return fail(rank, "2 MiB to a receiver that never posts: result " + std::to_string(r) +
                           ", not a timeout naming rank 1: " + error);
   }
   std::printf("rank 0: absent receiver: %s\n", error.c_str());
