@@ -30,9 +30,10 @@
 // receiver, and a collective whose chunks fit a credit never waits for a
 // clear-to-send round trip between its steps: the sender writes each chunk
 // as soon as its step starts, like ib_write_bw's stream of writes, and the
-// receiver pays one copy out of the credit buffer instead; a size mismatch still fails both sides: the receiver sees it in
-// the credit's immediate and sends a clear-to-send announcing its size, which
-// the sender rejects (also for a message it finished).
+// receiver pays one copy out of the credit buffer instead. A size mismatch
+// still fails both sides: the receiver sees it in the credit's immediate and
+// sends a clear-to-send announcing its size, which the sender rejects (also
+// for a message it finished).
 //
 // Invariants: clear-to-sends and credits go out in message order and within a
 // message in offset order (a credit, the head, before the rest); the sender
@@ -70,7 +71,7 @@ static_assert(IbConnector::kMaxCreditBytes < (size_t{1} << (32 - kImmBytesShift)
 static_assert(IbConnector::kMaxCtsOut + IbConnector::kMaxCredits <= kImmIdMask);
 constexpr uint16_t kNoAnswer = 0xff;  // a mismatch notice: answered by nothing
 static_assert(kNoAnswer > kImmIdMask);
-constexpr size_t kSlotBytes = 64;     // one receive slot: a ClearToSend fits
+constexpr size_t kSlotBytes = 64;  // one receive slot: a ClearToSend fits
 static_assert(sizeof(ClearToSend) <= kSlotBytes);
 constexpr uint64_t kRecvFlag = uint64_t{1} << 31;
 
@@ -148,7 +149,8 @@ IbConnector::~IbConnector() {
       "flight; credit %zu bytes",
       rank_, peer_, static_cast<unsigned long long>(st.writes),
       static_cast<unsigned long long>(st.creditWrites), st.writeBytes / 1048576.0,
-      static_cast<unsigned long long>(st.ctsSent), static_cast<unsigned long long>(st.creditsGranted),
+      static_cast<unsigned long long>(st.ctsSent),
+      static_cast<unsigned long long>(st.creditsGranted),
       static_cast<unsigned long long>(st.sendCompletions),
       static_cast<unsigned long long>(st.recvCompletions), st.maxWritesInFlight, creditBytes_);
   const VerbsApi& api = dev_->api();

@@ -56,13 +56,13 @@ class IbConnector final : public Connector {
   /// BRAID_IB_CREDIT_BYTES each (kMinCreditBytes..kMaxCreditBytes).
   static constexpr int kMaxCredits = 8;
   static constexpr size_t kMinCreditBytes = 4 << 10;
-  static constexpr size_t kMaxCreditBytes = 8 << 20;  // the immediate's byte field bounds it
+  static constexpr size_t kMaxCreditBytes = 8 << 20;      // the immediate's byte field bounds it
   static constexpr size_t kDefaultCreditBytes = 1 << 20;  // the default collective chunk
   static constexpr int kRecvDepth = 2 * (kMaxCtsOut + kMaxCredits) + 8;
   static constexpr int kStageSlots = 4;  // per direction
   static constexpr size_t kStageBytes = 256 << 10;
-  static constexpr size_t kWriteBytes = 1 << 20;       // the largest single RDMA write
-  static constexpr size_t kMaxCtsBytes = 1 << 30;      // the largest piece one clear-to-send asks
+  static constexpr size_t kWriteBytes = 1 << 20;   // the largest single RDMA write
+  static constexpr size_t kMaxCtsBytes = 1 << 30;  // the largest piece one clear-to-send asks
 
   /// Creates the queue pair (INIT, receives posted). `index`: this connector's number in
   /// the transport, carried in work request ids. `dev` and `cache` outlive the connector.
@@ -104,10 +104,10 @@ class IbConnector final : public Connector {
     uint64_t creditsGranted = 0;  // credits this side granted
     uint64_t writes = 0;          // RDMA writes this side posted
     uint64_t writeBytes = 0;
-    uint64_t creditWrites = 0;    // of them, into a credit the peer granted
+    uint64_t creditWrites = 0;  // of them, into a credit the peer granted
     uint64_t sendCompletions = 0;
     uint64_t recvCompletions = 0;
-    int maxWritesInFlight = 0;    // the most writes posted and not yet complete at once
+    int maxWritesInFlight = 0;  // the most writes posted and not yet complete at once
   };
   const Stats& stats() const { return stats_; }
   /// Set by the transport: drains the completion queue into complete() of each connector.
