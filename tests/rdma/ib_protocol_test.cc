@@ -397,6 +397,9 @@ TEST_F(IbProtocol, ChunksThatFitACreditNeverWaitForAClearToSend) {
       EXPECT_EQ(cts, 0u) << "clear-to-sends for chunks that fit a credit";
       EXPECT_EQ(writes, static_cast<uint64_t>(kSteps)) << "more than one write per chunk";
       EXPECT_EQ(tx.creditWrites - before[0].creditWrites, static_cast<uint64_t>(kSteps));
+      // The receiver only granted credits: unsignaled, none woke it.
+      EXPECT_EQ(rx.sendCompletions - before[1].sendCompletions, 0u);
+      EXPECT_EQ(tx.sendCompletions - before[0].sendCompletions, static_cast<uint64_t>(kSteps));
     } else {
       EXPECT_FALSE(sentBeforeReceive);
       EXPECT_EQ(cts, static_cast<uint64_t>(kSteps)) << "one round trip per chunk's rest";
@@ -405,6 +408,30 @@ TEST_F(IbProtocol, ChunksThatFitACreditNeverWaitForAClearToSend) {
     EXPECT_TRUE(side_[0]->error().isOk() && side_[1]->error().isOk());
     TearDown();
   }
+}
+
+// Without credits every message costs the receiver a clear-to-send; only every
+// (kMaxUnsignaled + 1)-th of a run completes, retiring those before it, so hundreds of
+// them in a row neither fill the send queue nor each raise a completion.
+TEST_F(IbProtocol, ClearToSendsMostlyGoUnsignaledAndNeverFillTheQueue) {
+  constexpr int kMessages = 3 * IbConnector::kSendDepth;
+  start(0);
+  std::vector<uint8_t> src = pattern(64, 9), dst(64);
+  for (int i = 0; i < kMessages; ++i) {
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    ASSERT_TRUE(side_[1]->postRecv(sink, src.size(), &rreq).isOk());
+    ASSERT_TRUE(side_[0]->postSend(src.data(), src.size(), &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(sreq.done && rreq.done) << "message " << i << " stuck";
+    ASSERT_EQ(dst, src);
+  }
+  const IbConnector::Stats& rx = side_[1]->stats();
+  EXPECT_EQ(rx.ctsSent, static_cast<uint64_t>(kMessages));
+  EXPECT_EQ(rx.sendCompletions,
+            static_cast<uint64_t>(kMessages / (IbConnector::kMaxUnsignaled + 1)));
+  EXPECT_TRUE(side_[0]->error().isOk() && side_[1]->error().isOk());
 }
 
 // A source the device cannot register goes through send staging slots smaller than a

@@ -43,8 +43,13 @@
 // (kRecvDepth) cover the peer's clear-to-sends and credits in flight (<=
 // kMaxCtsOut + kMaxCredits, plus one mismatch notice) plus the immediates
 // answering ours (as many), so no send meets an empty receive queue. Every
-// send-queue entry is signaled and recorded in inFlight_; an RC queue pair
-// completes them in posting order.
+// send-queue entry is recorded in inFlight_; an RC queue pair completes them in
+// posting order. Writes are signaled (a send is done when its last write is);
+// clear-to-sends and credits mostly not (a collective grants one credit per
+// chunk, and each completion can wake a sleeping rank for nothing): a signaled
+// completion retires the unsignaled entries before it, and every
+// kMaxUnsignaled + 1-th clear-to-send in a row is signaled, so they never fill
+// the send queue.
 #include "transports/ibverbs/ib_connector.h"
 
 #include <arpa/inet.h>
@@ -307,13 +312,15 @@ bool IbConnector::postCts(const ClearToSend& cts) {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+  const bool signaled = unsignaledRun_ >= kMaxUnsignaled;
+  wr.send_flags = IBV_SEND_INLINE | (signaled ? IBV_SEND_SIGNALED : 0);
   ibv_send_wr* bad = nullptr;
   if (int e = ibv_post_send(qp_, &wr, &bad)) {
     fail(verbsError("ibv_post_send of a clear-to-send", e));
     return false;
   }
-  inFlight_.push_back(InFlight{false, cts.seq, 0, -1, false});
+  inFlight_.push_back(InFlight{false, cts.seq, 0, -1, false, signaled});
+  unsignaledRun_ = signaled ? 0 : unsignaledRun_ + 1;
   if (cts.credit) {
     ++stats_.creditsGranted;
   } else if (cts.id != kNoAnswer) {
@@ -476,7 +483,8 @@ void IbConnector::pumpSends(bool* progressed) {
         wr.wr.rdma.rkey = cts.rkey;
         ibv_send_wr* bad = nullptr;
         if (ibv_post_send(qp_, &wr, &bad) == 0) {
-          inFlight_.push_back(InFlight{true, cts.seq, 0, -1, false});
+          inFlight_.push_back(InFlight{true, cts.seq, 0, -1, false, true});
+          unsignaledRun_ = 0;
           ++writesInFlight_;
         }
       }
@@ -549,7 +557,8 @@ void IbConnector::pumpSends(bool* progressed) {
       return;
     }
     if (slot >= 0) sendStageBusy_[slot] = true;
-    inFlight_.push_back(InFlight{true, m->seq, piece, slot, lastOfMessage});
+    inFlight_.push_back(InFlight{true, m->seq, piece, slot, lastOfMessage, true});
+    unsignaledRun_ = 0;
     ++stats_.writes;
     stats_.writeBytes += piece;
     if (cts.credit) ++stats_.creditWrites;
@@ -652,6 +661,14 @@ void IbConnector::onSendCompleted() {
   if (inFlight_.empty()) {
     fail(internalError("ib transport: a send completion nothing was waiting for"));
     return;
+  }
+  // The unsignaled entries before this completion's are done too.
+  while (!inFlight_.front().signaled) {
+    inFlight_.pop_front();
+    if (inFlight_.empty()) {
+      fail(internalError("ib transport: a send completion nothing signaled was waiting for"));
+      return;
+    }
   }
   const InFlight f = inFlight_.front();
   inFlight_.pop_front();

@@ -45,8 +45,9 @@ struct QpInfo {
 
 class IbConnector final : public Connector {
  public:
-  static constexpr int kSendDepth = 128;  // signaled work requests in flight
-  static constexpr int kMaxCtsOut = 16;   // clear-to-sends issued and not yet written
+  static constexpr int kSendDepth = 128;     // signaled work requests in flight
+  static constexpr int kMaxCtsOut = 16;      // clear-to-sends issued and not yet written
+  static constexpr int kMaxUnsignaled = 15;  // clear-to-sends in a row without a completion
   /// Credits: clear-to-sends granted ahead for the next messages this rank has not posted
   /// a receive for yet, each for a message's first creditBytes into a buffer of its own.
   /// The sender writes a message's head at once instead of waiting for a clear-to-send
@@ -162,6 +163,7 @@ class IbConnector final : public Connector {
     size_t bytes;   // write payload
     int stageSlot;  // send staging slot it read from, -1 none
     bool last;      // the message's last write
+    bool signaled;  // completes on its own; else with the next signaled entry
   };
   struct CtsOut {
     bool used = false;
@@ -233,6 +235,7 @@ class IbConnector final : public Connector {
   Credit credit_[kMaxCredits];  // the first credits_; id kMaxCtsOut + i
   std::deque<InFlight> inFlight_;
   int writesInFlight_ = 0;
+  int unsignaledRun_ = 0;  // unsignaled entries posted since the last signaled one
   Stats stats_;
   Status error_;
 };
