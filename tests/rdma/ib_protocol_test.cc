@@ -467,17 +467,32 @@ TEST_F(IbProtocol, CreditsLargerThanAStagingSlotFromUnregistrableMemory) {
 }
 
 TEST(IbCreditBytes, FollowTheChunkUnlessSetAndStayInRange) {
+  constexpr size_t kMiB = size_t{1} << 20;
   Config c;
-  EXPECT_EQ(creditBytesFor(c), IbConnector::kDefaultCreditBytes);
+  c.transport = "ib";
+  EXPECT_EQ(creditBytesFor(c, 1), Config::defaultChunkBytes("ib"));
+  c.transport = "mixed";
+  EXPECT_EQ(creditBytesFor(c, 1), Config::defaultChunkBytes("mixed"));
   c.chunkBytesSet = true;
-  c.chunkBytes = size_t{4} << 20;
-  EXPECT_EQ(creditBytesFor(c), size_t{4} << 20);
+  c.chunkBytes = 2 * kMiB;
+  EXPECT_EQ(creditBytesFor(c, 1), 2 * kMiB);
   c.chunkBytes = 64;
-  EXPECT_EQ(creditBytesFor(c), IbConnector::kMinCreditBytes);
-  c.chunkBytes = size_t{64} << 20;
-  EXPECT_EQ(creditBytesFor(c), IbConnector::kMaxCreditBytes);
-  c.ibCreditBytes = size_t{256} << 10;
-  EXPECT_EQ(creditBytesFor(c), size_t{256} << 10);
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kMinCreditBytes);
+  c.chunkBytes = 64 * kMiB;
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kMaxCreditBytes);
+  // Many peers: the credits of all links stay within the budget.
+  c.chunkBytes = 4 * kMiB;
+  c.ibCredits = 2;
+  EXPECT_EQ(creditBytesFor(c, 31), 4 * kMiB);
+  EXPECT_EQ(creditBytesFor(c, 127), IbConnector::kCreditBudgetBytes / 254 / 4096 * 4096);
+  EXPECT_LE(127 * 2 * creditBytesFor(c, 127), IbConnector::kCreditBudgetBytes);
+  EXPECT_EQ(creditBytesFor(c, 100000), IbConnector::kMinCreditBytes);
+  // Set: taken as it is (within range), whatever the peers.
+  c.ibCreditBytes = 256 << 10;
+  EXPECT_EQ(creditBytesFor(c, 1), size_t{256} << 10);
+  EXPECT_EQ(creditBytesFor(c, 127), size_t{256} << 10);
+  c.ibCreditBytes = 8 * kMiB;
+  EXPECT_EQ(creditBytesFor(c, 127), 8 * kMiB);
 }
 
 TEST_F(IbProtocol, SmallSendsCompleteBeforeTheirReceiveOnlyWithCredits) {

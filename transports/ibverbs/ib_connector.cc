@@ -87,11 +87,17 @@ uint64_t wrId(uint32_t index, uint64_t low) { return (uint64_t{index} << 32) | l
 static_assert(Config::kMinIbCreditBytes == IbConnector::kMinCreditBytes);
 static_assert(Config::kMaxIbCreditBytes == IbConnector::kMaxCreditBytes);
 
-size_t creditBytesFor(const Config& config) {
-  size_t bytes = config.ibCreditBytes;
-  if (bytes == 0) {
-    bytes = config.chunkBytesSet ? config.chunkBytes : IbConnector::kDefaultCreditBytes;
+size_t creditBytesFor(const Config& config, int peers) {
+  if (config.ibCreditBytes != 0) {
+    return std::clamp(config.ibCreditBytes, IbConnector::kMinCreditBytes,
+                      IbConnector::kMaxCreditBytes);
   }
+  size_t bytes =
+      config.chunkBytesSet ? config.chunkBytes : Config::defaultChunkBytes(config.transport);
+  // Every peer's link pins its credits: past kCreditBudgetBytes in all, smaller credits.
+  const size_t buffers =
+      static_cast<size_t>(std::max(1, peers)) * static_cast<size_t>(std::max(1, config.ibCredits));
+  bytes = std::min(bytes, IbConnector::kCreditBudgetBytes / buffers / 4096 * 4096);
   return std::clamp(bytes, IbConnector::kMinCreditBytes, IbConnector::kMaxCreditBytes);
 }
 

@@ -58,7 +58,10 @@ class IbConnector final : public Connector {
   static constexpr int kMaxCredits = 8;
   static constexpr size_t kMinCreditBytes = 4 << 10;
   static constexpr size_t kMaxCreditBytes = 8 << 20;      // the immediate's byte field bounds it
-  static constexpr size_t kDefaultCreditBytes = 1 << 20;  // the default collective chunk
+  static constexpr size_t kDefaultCreditBytes = 1 << 20;  // the connector's own default
+  /// What the credits of all of a rank's links may pin together, unless
+  /// BRAID_IB_CREDIT_BYTES sets their size (creditBytesFor).
+  static constexpr size_t kCreditBudgetBytes = size_t{256} << 20;
   static constexpr int kRecvDepth = 2 * (kMaxCtsOut + kMaxCredits) + 8;
   static constexpr int kStageSlots = 4;  // per direction
   static constexpr size_t kStageBytes = 256 << 10;
@@ -240,9 +243,10 @@ class IbConnector final : public Connector {
   Status error_;
 };
 
-/// The bytes each credit covers: BRAID_IB_CREDIT_BYTES, else the collective chunk
-/// (BRAID_CHUNK_BYTES, else the default 1 MiB) so that a chunk never waits for a
-/// clear-to-send, within kMinCreditBytes..kMaxCreditBytes.
-size_t creditBytesFor(const Config& config);
+/// The bytes each credit covers, on a rank with `peers` ib links: BRAID_IB_CREDIT_BYTES,
+/// else the collective chunk (BRAID_CHUNK_BYTES, else the transport's default) so that a
+/// chunk never waits for a clear-to-send, but no more than keeps every link's credits
+/// within kCreditBudgetBytes; always within kMinCreditBytes..kMaxCreditBytes.
+size_t creditBytesFor(const Config& config, int peers);
 
 }  // namespace braid::transport::ib

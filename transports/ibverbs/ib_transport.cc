@@ -213,7 +213,7 @@ Status IbTransport::setup(Bootstrap& bootstrap, const Config& config,
                                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 
   // 2. Queue pairs and their table.
-  const size_t creditBytes = ib::creditBytesFor(config);
+  const size_t creditBytes = ib::creditBytesFor(config, peers);
   Status created;
   std::vector<QpInfo> table(static_cast<size_t>(n) * n);
   for (int p = 0; p < n && created.isOk(); ++p) {
