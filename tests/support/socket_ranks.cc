@@ -1,5 +1,7 @@
 #include "support/socket_ranks.h"
 
+#include "support/drive_requests.h"
+
 namespace braid::testing {
 
 Config socketConfig(int streams, const std::string& ifname, bool tls) {
@@ -20,22 +22,11 @@ std::vector<Status> runRanks(int nranks,
 
 Status driveRequests(transport::Transport& t, int nranks,
                      const std::vector<const transport::Request*>& requests) {
-  Deadline deadline = Deadline::in(kSocketTestSeconds);
-  while (true) {
-    bool all = true;
-    for (const transport::Request* r : requests) all &= r->done;
-    if (all) return Status::ok();
-    if (deadline.expired()) return timeoutError("test: requests did not complete");
-    bool any = false;
-    for (int p = 0; p < nranks; ++p) {
-      transport::Connector* c = t.connector(p);
-      if (c == nullptr) continue;
-      bool progressed = false;
-      BRAID_RETURN_IF_ERROR(c->progress(&progressed));
-      any |= progressed;
-    }
-    if (!any) BRAID_RETURN_IF_ERROR(t.waitForActivity(deadline, 50));
+  std::vector<int> peers;
+  for (int p = 0; p < nranks; ++p) {
+    if (t.connector(p) != nullptr) peers.push_back(p);
   }
+  return driveRequests(t, peers, requests, kSocketTestSeconds, 50);
 }
 
 }  // namespace braid::testing

@@ -23,6 +23,7 @@
 
 #include "bootstrap/unique_id.h"
 #include "comm/comm.h"
+#include "support/drive_requests.h"
 #include "support/local_bootstrap.h"
 #include "support/sweep_runner.h"
 #include "transports/mixed/host_bootstrap.h"
@@ -54,19 +55,8 @@ uint8_t patternByte(int from, int to, size_t i) {
 // Progresses every connector until all `reqs` are done, sleeping in
 // waitForActivity whenever nothing moved.
 Status drive(Transport& t, int self, int nranks, const std::vector<Request>& reqs) {
-  Deadline deadline = Deadline::in(20);
-  while (!std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; })) {
-    bool any = false;
-    for (int peer = 0; peer < nranks; ++peer) {
-      if (peer == self) continue;
-      bool moved = false;
-      BRAID_RETURN_IF_ERROR(t.connector(peer)->progress(&moved));
-      any = any || moved;
-    }
-    if (deadline.expired()) return timeoutError("test: requests still pending");
-    if (!any) BRAID_RETURN_IF_ERROR(t.waitForActivity(deadline, 100));
-  }
-  return Status::ok();
+  return braid::testing::driveRequests(t, braid::testing::peersExcept(self, nranks),
+                                       braid::testing::pointersTo(reqs), 20);
 }
 
 // Hosts 0 and 1, interleaved, with a host of one rank (2): every kind of neighbour.

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/drive_requests.h"
 #include "support/local_bootstrap.h"
 #include "support/spawn.h"
 #include "transports/shm/shm_transport.h"
@@ -67,15 +68,7 @@ int fail(const char* what, const SendCase& c, const Status& s = Status::ok()) {
 
 // Progresses the connector to `peer` until `req` is done.
 Status drive(Transport& t, int peer, const Request& req) {
-  Deadline deadline = Deadline::in(30);
-  while (!req.done) {
-    bool moved = false;
-    BRAID_RETURN_IF_ERROR(t.connector(peer)->progress(&moved));
-    if (req.done) break;
-    if (deadline.expired()) return timeoutError("test: request still pending");
-    if (!moved) BRAID_RETURN_IF_ERROR(t.waitForActivity(deadline, 100));
-  }
-  return Status::ok();
+  return braid::testing::driveRequests(t, {peer}, {&req}, 30);
 }
 
 // Rank 0 sends, progresses a few times and notes whether the send is done; rank 1 posts its

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/drive_requests.h"
 #include "support/local_bootstrap.h"
 #include "support/spawn.h"
 #include "transports/shm/copy_pace.h"
@@ -40,15 +41,7 @@ uint8_t patternByte(size_t seq, size_t i) {
 }
 
 Status drive(Transport& t, int peer, const Request& req) {
-  Deadline deadline = Deadline::in(30);
-  while (!req.done) {
-    bool moved = false;
-    BRAID_RETURN_IF_ERROR(t.connector(peer)->progress(&moved));
-    if (req.done) break;
-    if (deadline.expired()) return timeoutError("test: request still pending");
-    if (!moved) BRAID_RETURN_IF_ERROR(t.waitForActivity(deadline, 100));
-  }
-  return Status::ok();
+  return braid::testing::driveRequests(t, {peer}, {&req}, 30);
 }
 
 // Rank 0 sends `bytes` and progresses a few times before rank 1 posts its receive; returns

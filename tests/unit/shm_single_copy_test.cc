@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/kernels/reduce.h"
+#include "support/drive_requests.h"
 #include "support/local_bootstrap.h"
 #include "support/spawn.h"
 #include "transports/shm/shm_transport.h"
@@ -55,17 +56,8 @@ std::vector<uint8_t> pattern(int src, size_t seq, size_t bytes) {
 
 // Progresses the single connector of a 2-rank transport until every request is
 // done, sleeping in waitForActivity when nothing moved.
-Status drive(Transport& t, int peer, const std::vector<Request>& reqs, double seconds = 20) {
-  Deadline deadline = Deadline::in(seconds);
-  while (true) {
-    bool moved = false;
-    BRAID_RETURN_IF_ERROR(t.connector(peer)->progress(&moved));
-    if (std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; })) {
-      return Status::ok();
-    }
-    if (deadline.expired()) return timeoutError("test: requests still pending");
-    if (!moved) BRAID_RETURN_IF_ERROR(t.waitForActivity(deadline, 100));
-  }
+Status drive(Transport& t, int peer, const std::vector<Request>& reqs) {
+  return braid::testing::driveRequests(t, {peer}, braid::testing::pointersTo(reqs), 20);
 }
 
 int fail(int code, const char* what, const Status& s = Status::ok()) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/kernels/reduce.h"
+#include "support/drive_requests.h"
 #include "support/local_bootstrap.h"
 
 namespace braid::transport {
@@ -52,22 +53,9 @@ std::vector<uint8_t> pattern(int src, int dst, size_t seq, size_t bytes) {
 // Progresses every connector of `t` until every request is done, sleeping in
 // waitForActivity whenever nothing moved (so wake-ups are exercised, not spun past).
 Status drive(Transport& t, int self, int nranks, const std::vector<Request>& reqs,
-             int maxWaitMs = 100, double seconds = 20) {
-  Deadline deadline = Deadline::in(seconds);
-  while (true) {
-    bool any = false;
-    for (int peer = 0; peer < nranks; ++peer) {
-      if (peer == self) continue;
-      bool moved = false;
-      BRAID_RETURN_IF_ERROR(t.connector(peer)->progress(&moved));
-      any = any || moved;
-    }
-    if (std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; })) {
-      return Status::ok();
-    }
-    if (deadline.expired()) return timeoutError("test: requests still pending");
-    if (!any) BRAID_RETURN_IF_ERROR(t.waitForActivity(deadline, maxWaitMs));
-  }
+             int maxWaitMs = 100) {
+  return braid::testing::driveRequests(t, braid::testing::peersExcept(self, nranks),
+                                       braid::testing::pointersTo(reqs), 20, maxWaitMs);
 }
 
 // The /dev/shm entries of communicator `tag`.

@@ -11,18 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-enum { kRanks = 4 };
-static int failures = 0;
+#include "check.h"
 
-#define CHECK(cond, ...)                      \
-  do {                                        \
-    if (!(cond)) {                            \
-      fprintf(stderr, "line %d: ", __LINE__); \
-      fprintf(stderr, __VA_ARGS__);           \
-      fputc('\n', stderr);                    \
-      ++failures;                             \
-    }                                         \
-  } while (0)
+enum { kRanks = 4 };
 
 static double now(void) {
   struct timespec t;

@@ -10,17 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures = 0;
-
-#define CHECK(cond, ...)                      \
-  do {                                        \
-    if (!(cond)) {                            \
-      fprintf(stderr, "line %d: ", __LINE__); \
-      fprintf(stderr, __VA_ARGS__);           \
-      fputc('\n', stderr);                    \
-      ++failures;                             \
-    }                                         \
-  } while (0)
+#include "check.h"
 
 /* INFO lines braid wrote to `path` so far. */
 static int infoLines(const char* path) {
