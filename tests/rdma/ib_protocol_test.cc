@@ -410,6 +410,35 @@ TEST_F(IbProtocol, ChunksThatFitACreditNeverWaitForAClearToSend) {
   }
 }
 
+// A message larger than its credit sends only a short head into it (its rest waits for a
+// clear-to-send anyway) and the rest straight into the receive's buffer, not a whole
+// credit's worth to be copied out; one that fits goes whole.
+TEST_F(IbProtocol, MessagesLargerThanTheCreditSendOnlyAShortHeadIntoIt) {
+  constexpr size_t kCreditSize = size_t{4} << 20;
+  start(2, kCreditSize);
+  ASSERT_TRUE(run()) << Fake::wireError;
+  EXPECT_EQ(creditHead(kCreditSize, kCreditSize), kCreditSize);
+  EXPECT_EQ(creditHead(kCreditSize + 1, kCreditSize), IbConnector::kLargeHeadBytes);
+  EXPECT_EQ(creditHead(kCreditSize + 1, 4096), 4096u);
+  for (size_t size : {kCreditSize + 1, size_t{13} << 20, kCreditSize, size_t{100}}) {
+    SCOPED_TRACE(size);
+    std::vector<uint8_t> src = pattern(size, 5), dst(size, 0);
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    const uint64_t before = side_[0]->stats().creditWriteBytes;
+    ASSERT_TRUE(side_[0]->postSend(src.data(), size, &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(side_[1]->postRecv(sink, size, &rreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(sreq.done && rreq.done);
+    EXPECT_EQ(dst, src);
+    EXPECT_EQ(side_[0]->stats().creditWriteBytes - before,
+              size > kCreditSize ? IbConnector::kLargeHeadBytes : size);
+  }
+  EXPECT_TRUE(side_[0]->error().isOk() && side_[1]->error().isOk());
+}
+
 // Without credits every message costs the receiver a clear-to-send; only every
 // (kMaxUnsignaled + 1)-th of a run completes, retiring those before it, so hundreds of
 // them in a row neither fill the send queue nor each raise a completion.
@@ -507,7 +536,8 @@ TEST_F(IbProtocol, SmallSendsCompleteBeforeTheirReceiveOnlyWithCredits) {
     ASSERT_TRUE(run()) << Fake::wireError;
     EXPECT_EQ(s1.done, credits > 0) << "credits " << credits;
     EXPECT_FALSE(s2.done) << "a send past the credit finished without its receive";
-    EXPECT_EQ(s2.completed, credits > 0 ? kCredit : 0) << "credits " << credits;
+    EXPECT_EQ(s2.completed, credits > 0 ? creditHead(large.size(), kCredit) : 0)
+        << "credits " << credits;
     // The receives come late; everything arrives.
     std::vector<uint8_t> d1(100), d2(kCredit + 10);
     Request r1, r2;

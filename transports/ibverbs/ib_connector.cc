@@ -30,7 +30,11 @@
 // receiver, and a collective whose chunks fit a credit never waits for a
 // clear-to-send round trip between its steps: the sender writes each chunk
 // as soon as its step starts, like ib_write_bw's stream of writes, and the
-// receiver pays one copy out of the credit buffer instead. A size mismatch
+// receiver pays one copy out of the credit buffer instead. A message larger
+// than the credit waits for a clear-to-send for its rest anyway, and copying
+// bytes out of a credit costs the receiver more than fetching them straight
+// into its buffer: into the credit it sends only a kLargeHeadBytes head
+// (creditHead()), enough to keep the link busy during that round trip. A size mismatch
 // still fails both sides: the receiver sees it in the credit's immediate and
 // sends a clear-to-send announcing its size, which the sender rejects (also
 // for a message it finished).
@@ -86,6 +90,11 @@ uint64_t wrId(uint32_t index, uint64_t low) { return (uint64_t{index} << 32) | l
 
 static_assert(Config::kMinIbCreditBytes == IbConnector::kMinCreditBytes);
 static_assert(Config::kMaxIbCreditBytes == IbConnector::kMaxCreditBytes);
+
+size_t creditHead(size_t messageBytes, size_t creditBytes) {
+  if (messageBytes <= creditBytes) return messageBytes;
+  return std::min(creditBytes, IbConnector::kLargeHeadBytes);
+}
 
 size_t creditBytesFor(const Config& config, int peers) {
   if (config.ibCreditBytes != 0) {
@@ -348,7 +357,7 @@ void IbConnector::sendMismatch(uint64_t seq, size_t bytes) {
 void IbConnector::consumeCredit(RecvMessage& m) {
   Credit& c = credit_[m.credit];
   if (c.state != Credit::kLanded) return;
-  const size_t head = std::min(m.bytes, creditBytes_);
+  const size_t head = creditHead(m.bytes, creditBytes_);
   if (c.written != head || (c.complete != (m.bytes <= creditBytes_))) {
     // The sender's message is c.written bytes (complete) or more than creditBytes_.
     const std::string theirs = c.complete ? std::to_string(c.written) + " bytes"
@@ -392,7 +401,7 @@ void IbConnector::pumpRecvs(bool* progressed) {
       }
       if (m.credit >= 0) {
         // Its head comes (or came) through the credit; clear-to-sends ask for the rest.
-        m.requested = std::min(m.bytes, creditBytes_);
+        m.requested = creditHead(m.bytes, creditBytes_);
         m.ctsIssued = true;
         consumeCredit(m);
         if (!error_.isOk()) return;
@@ -521,7 +530,7 @@ void IbConnector::pumpSends(bool* progressed) {
       }
     }
     // A credit asks for the head, whatever the message's size; a clear-to-send for a range.
-    const size_t ctsBytes = cts.credit ? std::min<size_t>(m->bytes, cts.bytes) : cts.bytes;
+    const size_t ctsBytes = cts.credit ? creditHead(m->bytes, cts.bytes) : cts.bytes;
     size_t piece = std::min<size_t>(ctsBytes - it->served, kWriteBytes);
     ibv_sge sge{};
     int slot = -1;
@@ -567,7 +576,10 @@ void IbConnector::pumpSends(bool* progressed) {
     unsignaledRun_ = 0;
     ++stats_.writes;
     stats_.writeBytes += piece;
-    if (cts.credit) ++stats_.creditWrites;
+    if (cts.credit) {
+      ++stats_.creditWrites;
+      stats_.creditWriteBytes += piece;
+    }
     stats_.maxWritesInFlight = std::max(stats_.maxWritesInFlight, ++writesInFlight_);
     m->served += piece;
     *progressed = true;

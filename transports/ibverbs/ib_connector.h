@@ -59,6 +59,8 @@ class IbConnector final : public Connector {
   static constexpr size_t kMinCreditBytes = 4 << 10;
   static constexpr size_t kMaxCreditBytes = 8 << 20;      // the immediate's byte field bounds it
   static constexpr size_t kDefaultCreditBytes = 1 << 20;  // the connector's own default
+  /// The head a message larger than its credit sends into it (creditHead).
+  static constexpr size_t kLargeHeadBytes = 256 << 10;  // a send staging slot
   /// What the credits of all of a rank's links may pin together, unless
   /// BRAID_IB_CREDIT_BYTES sets their size (creditBytesFor).
   static constexpr size_t kCreditBudgetBytes = size_t{256} << 20;
@@ -109,6 +111,7 @@ class IbConnector final : public Connector {
     uint64_t writes = 0;          // RDMA writes this side posted
     uint64_t writeBytes = 0;
     uint64_t creditWrites = 0;  // of them, into a credit the peer granted
+    uint64_t creditWriteBytes = 0;
     uint64_t sendCompletions = 0;
     uint64_t recvCompletions = 0;
     int maxWritesInFlight = 0;  // the most writes posted and not yet complete at once
@@ -242,6 +245,11 @@ class IbConnector final : public Connector {
   Stats stats_;
   Status error_;
 };
+
+/// The bytes of a message of `messageBytes` its sender writes into a credit of
+/// `creditBytes`: all of it when it fits, else a head of at most kLargeHeadBytes (its rest
+/// waits for a clear-to-send anyway, and goes straight into the receiver's buffer).
+size_t creditHead(size_t messageBytes, size_t creditBytes);
 
 /// The bytes each credit covers, on a rank with `peers` ib links: BRAID_IB_CREDIT_BYTES,
 /// else the collective chunk (BRAID_CHUNK_BYTES, else the transport's default) so that a
