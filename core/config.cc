@@ -115,13 +115,21 @@ Status readSpec(const char* var, std::initializer_list<const char*> names, std::
   return Status::ok();
 }
 
-// BRAID_SOCKET_TLS and the certificate files: all three files or none (then a key derived
-// from the communicator's secret), and files only with TLS on, so a typo is not silently
-// a plain-text job.
+// BRAID_SOCKET_TLS, BRAID_SOCKET_KTLS and the certificate files: all three files or none
+// (then a key derived from the communicator's secret), and files and BRAID_SOCKET_KTLS only
+// with TLS on, so a typo is not silently a plain-text job.
 Status readTls(Config* c) {
   int tls = 0;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_TLS", 0, 1, &tls));
   c->socketTls = tls != 0;
+  int kernelTls = -1;
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_SOCKET_KTLS", 0, 1, &kernelTls));
+  if (kernelTls != -1 && !c->socketTls) {
+    return invalidArgument(
+        "BRAID_SOCKET_KTLS is set but BRAID_SOCKET_TLS is not 1: set "
+        "BRAID_SOCKET_TLS=1 for TLS, or unset BRAID_SOCKET_KTLS");
+  }
+  c->socketKernelTls = kernelTls != 0;
   struct File {
     const char* var;
     std::string* into;

@@ -42,6 +42,9 @@ struct Config {
   std::string tlsCertFile;  // BRAID_TLS_CERT
   std::string tlsKeyFile;   // BRAID_TLS_KEY
   std::string tlsCaFile;    // BRAID_TLS_CA
+  // BRAID_SOCKET_KTLS=0: OpenSSL does the records even where the kernel offers kernel TLS
+  // (1, the default: the kernel takes over the directions it can; core/net/tls.h).
+  bool socketKernelTls = true;
   // The largest socket fragment (the wire's frame length field is 32 bits).
   static constexpr size_t kMaxSocketFragmentBytes = size_t{1} << 30;
   // ibverbs transport (transports/ibverbs/ib_transport.h).

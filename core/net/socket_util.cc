@@ -358,6 +358,24 @@ Result<IoResult> sendSome(int fd, const iovec* iov, int iovCount) {
   }
 }
 
+Status recvError(int err) {
+  const char* why = nullptr;
+  switch (err) {
+    case EBADMSG:
+      why = "kernel TLS: the record failed authentication (EBADMSG)";
+      break;
+    case EMSGSIZE:
+      why = "kernel TLS: the record is longer than TLS allows (EMSGSIZE)";
+      break;
+    case EKEYEXPIRED:
+      why = "kernel TLS: the peer updated its keys, which braid never asks for (EKEYEXPIRED)";
+      break;
+    default:
+      return Status(braidRemoteError, std::string("recv failed: ") + std::strerror(err));
+  }
+  return Status(braidRemoteError, std::string(kRejectedRecord) + why);
+}
+
 Result<IoResult> recvSome(int fd, void* data, size_t bytes) {
   while (true) {
     ssize_t n = ::recv(fd, data, bytes, MSG_DONTWAIT);
@@ -365,7 +383,7 @@ Result<IoResult> recvSome(int fd, void* data, size_t bytes) {
     if (n == 0) return IoResult{0, bytes > 0};
     if (errno == EINTR) continue;
     if (isRetryable(errno)) return IoResult{};
-    return Status(braidRemoteError, std::string("recv failed: ") + std::strerror(errno));
+    return recvError(errno);
   }
 }
 
@@ -381,7 +399,7 @@ Result<IoResult> recvSomeV(int fd, const iovec* iov, int iovCount) {
     if (n == 0) return IoResult{0, bytes > 0};
     if (errno == EINTR) continue;
     if (isRetryable(errno)) return IoResult{};
-    return Status(braidRemoteError, std::string("recv failed: ") + std::strerror(errno));
+    return recvError(errno);
   }
 }
 

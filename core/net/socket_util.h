@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/deadline.h"
@@ -141,6 +142,17 @@ struct IoResult {
 
 /// One non-blocking sendmsg of the iovecs; a reset or closed peer is an error.
 Result<IoResult> sendSome(int fd, const iovec* iov, int iovCount);
+
+/// How the error of a receive begins when a TLS record failed its checks (tls.h's
+/// isRejectedRecord): libssl rejected it, or kernel TLS did (recvError).
+inline constexpr std::string_view kRejectedRecord = "a record was rejected: ";
+
+/// The error of a recv/recvmsg that failed with `err`. Where kernel TLS does a stream's
+/// receives, the kernel reports a record that fails authentication as EBADMSG, one
+/// longer than TLS allows as EMSGSIZE, and a peer's key update (which braid never asks
+/// for) as EKEYEXPIRED: each is a rejected record (kRejectedRecord) naming the errno,
+/// never taken for a peer that left.
+Status recvError(int err);
 
 /// One non-blocking recv; EOF is reported as `closed`, a reset as an error.
 Result<IoResult> recvSome(int fd, void* data, size_t bytes);

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -19,8 +20,6 @@ namespace {
 constexpr std::string_view kPskIdentity = "braid socket psk v1";
 // TLS_AES_128_GCM_SHA256: the PSK's hash must be the suite's (SHA-256).
 constexpr unsigned char kPskSuite[2] = {0x13, 0x01};
-// How a receive error that isRejectedRecord() recognises begins.
-constexpr std::string_view kRejected = "a record was rejected: ";
 // An SSL's app data while its last receive stopped at a partial record (tlsHoldsData).
 constexpr char kDrained[] = "drained";
 
@@ -185,7 +184,8 @@ Result<std::unique_ptr<TlsContext>> TlsContext::create(const TlsOptions& options
   // No tickets: nothing resumes, and a ticket arriving after the handshake would be a
   // non-data record in the middle of a kernel-TLS stream.
   SSL_CTX_set_num_tickets(ctx, 0);
-  SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS | SSL_OP_IGNORE_UNEXPECTED_EOF);
+  SSL_CTX_set_options(ctx,
+                      (options.kernelTls ? SSL_OP_ENABLE_KTLS : 0) | SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (options.usesCertificates()) {
     if (SSL_CTX_set_ciphersuites(ctx,
@@ -222,15 +222,22 @@ Result<std::unique_ptr<TlsContext>> TlsContext::create(const TlsOptions& options
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
 Result<const TlsContext*> TlsContext::perConnectionKeys() {
-  static const Result<const TlsContext*> shared = []() -> Result<const TlsContext*> {
+  const auto make = [](bool kernelTls) -> Result<const TlsContext*> {
     TlsOptions options;
     options.enabled = true;
     options.keyPerConnection = true;
+    options.kernelTls = kernelTls;
     Result<std::unique_ptr<TlsContext>> made = create(options);
     if (!made.isOk()) return made.status();
     return const_cast<const TlsContext*>(made->release());  // kept to the end of the process
-  }();
-  return shared;
+  };
+  const char* kernelTls = std::getenv("BRAID_SOCKET_KTLS");  // Config::fromEnv checks it
+  if (kernelTls == nullptr || std::string_view(kernelTls) != "0") {
+    static const Result<const TlsContext*> withKernel = make(true);
+    return withKernel;
+  }
+  static const Result<const TlsContext*> withoutKernel = make(false);
+  return withoutKernel;
 }
 
 Status setConnectionKey(SSL* ssl, const std::array<uint8_t, 32>& key) {
@@ -341,7 +348,7 @@ Result<IoResult> tlsRecvSomeV(SSL* ssl, const iovec* iov, int iovCount) {
         return result;
       }
       if (e == SSL_ERROR_SSL) {
-        return Status(braidRemoteError, std::string(kRejected) + tlsFailure(e));
+        return Status(braidRemoteError, std::string(kRejectedRecord) + tlsFailure(e));
       }
       return Status(braidRemoteError, "recv failed: " + tlsFailure(e));
     }
@@ -355,7 +362,9 @@ bool tlsHoldsData(SSL* ssl) {
 
 void tlsReadAhead(SSL* ssl) { SSL_set_read_ahead(ssl, 1); }
 
-bool isRejectedRecord(const Status& status) { return status.message().starts_with(kRejected); }
+bool isRejectedRecord(const Status& status) {
+  return status.message().starts_with(kRejectedRecord);
+}
 
 Result<IoResult> tlsRecvSome(SSL* ssl, void* data, size_t bytes) {
   iovec iov{data, bytes};

@@ -10,10 +10,12 @@
 //  - certificates (BRAID_TLS_CERT, BRAID_TLS_KEY, BRAID_TLS_CA): mutual TLS, every rank
 //    presents its certificate and accepts any peer certificate the CA signed.
 //
-// Records: TLS 1.3 only, AES-GCM first (AES-NI). Where the kernel offers kernel TLS
-// (Linux `tls` module, OpenSSL built with it), OpenSSL hands the record layer to the
-// kernel after the handshake and the streams go on with plain sendmsg/recvmsg, so the data
-// path is the plain one; elsewhere SSL_write/SSL_read encrypt in user space.
+// Records: TLS 1.3 only, AES-GCM first (AES-NI; every suite offered is one Linux's kernel
+// TLS implements). Where the kernel offers kernel TLS (Linux `tls` module, OpenSSL built
+// with it) and BRAID_SOCKET_KTLS is not 0, OpenSSL hands each direction it can to the kernel
+// after the handshake and that direction goes on with plain sendmsg/recvmsg, so its data
+// path is the plain one; elsewhere SSL_write/SSL_read encrypt in user space. OpenSSL 3.0
+// hands over sends only for TLS 1.3 (receives from 3.2 on).
 //
 // Streams carry no session tickets (nothing resumes) and a connection that ends without a
 // close_notify reads as closed, as a plain TCP stream does: the framing above (socket_wire.h)
@@ -44,6 +46,8 @@ struct TlsOptions {
   // Instead of `psk`: each connection's own key (setConnectionKey); a connection without
   // one fails its handshake.
   bool keyPerConnection = false;
+  // Offer the records to kernel TLS (BRAID_SOCKET_KTLS, default 1); false: OpenSSL keeps them.
+  bool kernelTls = true;
   bool usesCertificates() const { return !certFile.empty(); }
 };
 
@@ -59,6 +63,8 @@ class TlsContext {
   /// The process's context for connections keyed one by one (keyPerConnection), such as
   /// the bootstrap's: made once (an SSL_CTX is costly to make), never freed,
   /// since a detached bootstrap root may still be using it while the process exits.
+  /// Two of them, made on first use: BRAID_SOCKET_KTLS=0 in the environment when a
+  /// connection starts picks the one that keeps its records in OpenSSL.
   static Result<const TlsContext*> perConnectionKeys();
 
   SSL_CTX* get() const { return ctx_; }

@@ -21,6 +21,7 @@
 #include "bootstrap/link.h"
 #include "bootstrap/root_server.h"
 #include "bootstrap/tcp_bootstrap.h"
+#include "support/spawn.h"
 
 namespace braid::bootstrap {
 namespace {
@@ -186,7 +187,10 @@ TEST(BootstrapTls, ATlsRankAmongPlainRanksIsRefusedOnEveryRank) {
 // Rank 0 writes a forged application-data record onto its link to rank 1 behind TLS's
 // back. Rank 1 must reject it (naming rank 0) instead of delivering it, and cut its links;
 // the others then fail at once with an error naming a neighbour, not at the deadline.
+// The links keep their records in OpenSSL (BRAID_SOCKET_KTLS=0): where the kernel does a
+// socket's sends, whatever is written on it becomes a genuine record.
 TEST(BootstrapTls, AForgedRecordFailsTheLinkAndEveryRankHearsOfIt) {
+  testing::ScopedEnv openSslRecords("BRAID_SOCKET_KTLS", "0");
   UniqueId id = startLoopbackRoot();
   auto results = joinAndRun(
       id, 3, [](int) { return true; },

@@ -10,7 +10,8 @@
 //  - a forged record injected into a stream is caught by the receiver, which names the
 //    sender, and the sender then fails too, naming the receiver;
 //  - a peer that leaves while a send runs through libssl is an error, not a SIGPIPE;
-//  - Config reads BRAID_SOCKET_TLS and BRAID_TLS_* strictly;
+//  - kernel TLS's receive errors (EBADMSG, EMSGSIZE, EKEYEXPIRED) read as rejected records;
+//  - Config reads BRAID_SOCKET_TLS, BRAID_SOCKET_KTLS and BRAID_TLS_* strictly;
 //  - every collective, through the public API, over TLS on one host and on the mixed
 //    transport (TLS between faked hosts, shm inside each).
 #include <gtest/gtest.h>
@@ -215,9 +216,14 @@ TEST(SocketTls, ASessionBoundToAnotherRankIsRefused) {
 // bypassing TLS; rank 1 must not deliver it: its receive fails naming rank 0. Rank 1 then
 // aborts, as the communicator does on a failure, and the others' receives from rank 1 fail
 // too: rank 0 names rank 1, rank 2 (which only talks to rank 1) names a peer.
+// Rank 0 keeps its records in OpenSSL (BRAID_SOCKET_KTLS=0): where the kernel does a
+// socket's sends, whatever is written on it becomes a genuine record. Ranks 1 and 2 take
+// kernel TLS where the kernel offers it (the ktls guest check runs this test there).
 TEST(SocketTls, AForgedRecordFailsTheLinkAndEveryRankHearsOfIt) {
   auto results = runRanks(3, [&](int rank, Bootstrap& b) -> Status {
-    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, tlsConfig(1)));
+    Config config = tlsConfig(1);
+    config.socketKernelTls = rank != 0;
+    BRAID_ASSIGN_OR_RETURN(auto t, createSocketTransport(b, config));
     const int from = rank == 1 ? 0 : 1;
     auto* peer = static_cast<socket::SocketConnector*>(t->connector(from));
     std::vector<uint8_t> got(64);
@@ -242,6 +248,26 @@ TEST(SocketTls, AForgedRecordFailsTheLinkAndEveryRankHearsOfIt) {
   EXPECT_EQ(results[0].peer(), 1) << results[0].message();
   EXPECT_EQ(results[2].code(), braidRemoteError) << results[2].message();
   EXPECT_TRUE(results[2].peer() == 0 || results[2].peer() == 1) << results[2].message();
+}
+
+// Where kernel TLS does a stream's receives, the kernel rejects a bad record and recv fails
+// with its errno: that must read as a rejected record (the connector reports it even between
+// messages, naming the peer), never as a peer that left. OpenSSL 3.0 hands the kernel sends
+// only, so no test here can make the kernel receive; this pins the translation.
+TEST(SocketTls, KernelTlsReceiveErrorsAreRejectedRecords) {
+  for (int err : {EBADMSG, EMSGSIZE, EKEYEXPIRED}) {
+    const Status s = socket::recvError(err);
+    SCOPED_TRACE(s.message());
+    EXPECT_EQ(s.code(), braidRemoteError);
+    EXPECT_TRUE(socket::isRejectedRecord(s));
+    EXPECT_NE(s.message().find("kernel TLS"), std::string::npos);
+  }
+  EXPECT_NE(socket::recvError(EBADMSG).message().find("(EBADMSG)"), std::string::npos);
+  for (int err : {ECONNRESET, EPIPE, ETIMEDOUT}) {
+    const Status s = socket::recvError(err);
+    EXPECT_FALSE(socket::isRejectedRecord(s)) << s.message();
+    EXPECT_NE(s.message().find(std::strerror(err)), std::string::npos) << s.message();
+  }
 }
 
 // Rank 1 leaves while rank 0 sends through libssl: rank 0 gets an error naming rank 1, and
@@ -365,6 +391,33 @@ TEST(SocketTls, ConfigReadsTheVariablesStrictly) {
     auto c = Config::fromEnv();
     ASSERT_FALSE(c.isOk());
     EXPECT_NE(c.status().message().find("BRAID_TLS_KEY BRAID_TLS_CA"), std::string::npos)
+        << c.status().message();
+  }
+  for (const char* value : {"0", "1"}) {
+    ScopedEnv env(Vars{{"BRAID_SOCKET_TLS", "1"}, {"BRAID_SOCKET_KTLS", value}});
+    auto c = Config::fromEnv();
+    ASSERT_TRUE(c.isOk()) << c.status().message();
+    EXPECT_EQ(c->socketKernelTls, value[0] == '1');
+  }
+  {
+    ScopedEnv env(Vars{{"BRAID_SOCKET_TLS", "1"}, {"BRAID_SOCKET_KTLS", ""}});  // "": unset
+    auto c = Config::fromEnv();
+    ASSERT_TRUE(c.isOk()) << c.status().message();
+    EXPECT_TRUE(c->socketKernelTls);  // kernel TLS where the kernel offers it, by default
+  }
+  for (const char* bad : {"2", "off", "-1"}) {
+    ScopedEnv env(Vars{{"BRAID_SOCKET_TLS", "1"}, {"BRAID_SOCKET_KTLS", bad}});
+    auto c = Config::fromEnv();
+    ASSERT_FALSE(c.isOk()) << bad;
+    EXPECT_NE(c.status().message().find("BRAID_SOCKET_KTLS"), std::string::npos)
+        << c.status().message();
+  }
+  {
+    ScopedEnv env("BRAID_SOCKET_KTLS", "0");
+    auto c = Config::fromEnv();
+    ASSERT_FALSE(c.isOk());
+    EXPECT_NE(c.status().message().find("BRAID_SOCKET_KTLS is set but BRAID_SOCKET_TLS is not 1"),
+              std::string::npos)
         << c.status().message();
   }
   {

@@ -240,6 +240,7 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   tlsOptions.certFile = config.tlsCertFile;
   tlsOptions.keyFile = config.tlsKeyFile;
   tlsOptions.caFile = config.tlsCaFile;
+  tlsOptions.kernelTls = config.socketKernelTls;
   options.tls = !tlsOptions.enabled             ? socket::kPlainTcp
                 : tlsOptions.usesCertificates() ? socket::kTlsCertificates
                                                 : socket::kTlsPsk;

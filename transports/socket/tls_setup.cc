@@ -160,6 +160,7 @@ Result<std::vector<std::vector<TlsSession>>> startTls(const TlsContext& context,
   std::vector<std::vector<TlsSession>> sessions(peers.size());
   for (size_t p = 0; p < peers.size(); ++p) sessions[p].resize(peers[p].size());
   const char* layer = "";
+  const char* suite = "";
   for (Link& link : links) {
     SSL* ssl = link.ssl;
     const bool kernelSend = BIO_get_ktls_send(SSL_get_wbio(ssl)) != 0;
@@ -171,11 +172,14 @@ Result<std::vector<std::vector<TlsSession>>> startTls(const TlsContext& context,
     link.session.release();
     sessions[link.peer][link.stream] = TlsSession(ssl, kernelSend, kernelRecv);
     layer = sessions[link.peer][link.stream].recordLayer();
+    // The suite decides whether the kernel can take the records (tls.h offers only ones it can).
+    suite = SSL_CIPHER_get_name(SSL_get_current_cipher(ssl));
   }
   if (!links.empty()) {
-    BRAID_INFO("socket transport: rank %d runs TLS 1.3 (%s) on %zu connection(s), records by %s",
-               rank, context.options().usesCertificates() ? "certificates" : "pre-shared key",
-               links.size(), layer);
+    BRAID_INFO(
+        "socket transport: rank %d runs TLS 1.3 (%s) with %s on %zu connection(s), records by %s",
+        rank, context.options().usesCertificates() ? "certificates" : "pre-shared key", suite,
+        links.size(), layer);
   }
   return sessions;
 }
