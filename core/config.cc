@@ -170,9 +170,15 @@ const std::vector<std::string>& Config::collectiveNames() {
 // chunks pipeline the two and gain most there, about even elsewhere. On shm
 // the FIFO slots, not the chunks, bound what is in flight, so a smaller chunk
 // gains nothing and it keeps 1 MiB, as does the mixed transport (not measured).
-// Figures: perf/RESULTS.md, "Pipelining chunk over TCP".
+// Over ib (soft-RoCE, paired rounds) 4 MiB chunks, each sent whole into a
+// receiver's credit (BRAID_IB_CREDIT_BYTES follows the chunk), beat 1 MiB at
+// 4-16 MiB for the two-way collectives: a step costs a completion and a wake-up
+// on each side whatever its size, so fewer, larger steps keep the link busier.
+// Figures: perf/RESULTS.md, "Pipelining chunk over TCP" and the RDMA section.
 size_t Config::defaultChunkBytes(const std::string& transport) {
-  return transport == "socket" ? size_t{512} << 10 : size_t{1} << 20;
+  if (transport == "socket") return size_t{512} << 10;
+  if (transport == "ib") return size_t{4} << 20;
+  return size_t{1} << 20;
 }
 
 Status checkSocketFragmentBytes(size_t bytes) {
@@ -236,6 +242,13 @@ Result<Config> Config::fromEnv() {
   if (const char* v = std::getenv("BRAID_IB_HCA")) c.ibHca = v;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_IB_GID_INDEX", -1, 255, &c.ibGidIndex));
   BRAID_RETURN_IF_ERROR(readInt("BRAID_IB_CREDITS", 0, 8, &c.ibCredits));
+  BRAID_RETURN_IF_ERROR(
+      readBytes("BRAID_IB_CREDIT_BYTES", Config::kMinIbCreditBytes, &c.ibCreditBytes));
+  if (c.ibCreditBytes > Config::kMaxIbCreditBytes) {
+    return invalidArgument("BRAID_IB_CREDIT_BYTES must be a byte count from 4096 to 8 MiB (" +
+                           std::to_string(Config::kMaxIbCreditBytes) + "), got " +
+                           std::to_string(c.ibCreditBytes));
+  }
   int gdr = 1;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_GDR", 0, 1, &gdr));
   c.gdr = gdr != 0;

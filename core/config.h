@@ -48,9 +48,14 @@ struct Config {
   // The largest socket fragment (the wire's frame length field is 32 bits).
   static constexpr size_t kMaxSocketFragmentBytes = size_t{1} << 30;
   // ibverbs transport (transports/ibverbs/ib_transport.h).
-  std::string ibHca;        // BRAID_IB_HCA: "" (first active port) | device | device:port
-  int ibGidIndex = -1;      // BRAID_IB_GID_INDEX: -1 automatic (RoCE v2 with an IPv4 address first)
-  int ibCredits = 2;        // BRAID_IB_CREDITS: messages a receiver grants ahead, 0..8
+  std::string ibHca;    // BRAID_IB_HCA: "" (first active port) | device | device:port
+  int ibGidIndex = -1;  // BRAID_IB_GID_INDEX: -1 automatic (RoCE v2 with an IPv4 address first)
+  int ibCredits = 2;    // BRAID_IB_CREDITS: messages a receiver grants ahead, 0..8
+  // BRAID_IB_CREDIT_BYTES: the bytes of a message each credit covers, 4 KiB..8 MiB; 0
+  // (unset): the collective chunk (BRAID_CHUNK_BYTES, else 1 MiB), so chunks fit a credit.
+  size_t ibCreditBytes = 0;
+  static constexpr size_t kMinIbCreditBytes = size_t{4} << 10;
+  static constexpr size_t kMaxIbCreditBytes = size_t{8} << 20;
   bool gdr = true;          // BRAID_GDR=0: never register GPU memory with the NIC (host staging)
   int spinIterations = -1;  // BRAID_SPIN: polls before a waiter yields; -1: auto
   // Not a variable: the CPUs this host's ranks may use together (comm/cpu_share.h), found

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # RDMA comparison on soft-RoCE, run inside the test guest in one boot, so every row
 # shares the same emulated machine and its load:
-#   tests/rdma/guest --cache build/rdma-guest -- perf/rdma/guest_bench.sh build [ROUNDS]
+#   tests/rdma/guest --cache build/rdma-guest -- perf/rdma/guest_bench.sh build [ROUNDS [ENV...]]
 #
 # Like is compared with like, paired in each round (the emulated link's speed swings
 # with the host's load, so only ratios within a round mean anything):
@@ -13,15 +13,19 @@
 #             factor: the bytes each rank moves each way).
 # soft-RoCE does its packet work on the guest's CPUs, so traffic in both directions at
 # once shares those CPUs: a two-way figure is lower than a one-way one for braid and
-# ib_write_bw alike. Each round runs braid twice: as it is (receivers grant credits
-# ahead, BRAID_IB_CREDITS=2) and with BRAID_IB_CREDITS=0 (a clear-to-send round trip
-# before every message); then, once each: braid over TCP on the same dummy device, and
-# OpenMPI with UCX on rxe0.
+# ib_write_bw alike. Each round runs braid twice: as it is (receivers grant 2 credits
+# ahead, each as large as the 1 MiB chunk: no chunk waits for a clear-to-send) and as the
+# baseline: with the variables ENV... (default BRAID_IB_CREDIT_BYTES=262144: credits
+# cover a chunk's first 256 KiB, its rest waits for a clear-to-send round trip; to run
+# an older build, LD_LIBRARY_PATH=its build/src); then, once each: braid over TCP on the
+# same dummy device, and OpenMPI with UCX on rxe0.
 # Prints every raw line, then per size and collective the medians over rounds and the
 # median ratio.
 set -uo pipefail
 build=$1
 rounds=${2:-3}
+baseline=("${@:3}")
+((${#baseline[@]})) || baseline=(BRAID_IB_CREDIT_BYTES=262144)
 sizes=(1048576 4194304 16777216)
 colls=(broadcast sendrecv allreduce allgather)
 bench_args=(-b 1048576 -e 16777216 -f 4 -c "$(
@@ -75,15 +79,16 @@ for round in $(seq "$rounds"); do
   # Alternate which variant runs first, so load that drifts hits both alike.
   if ((round % 2)); then
     braid_bench "ib$round" BRAID_TRANSPORT=ib | tee -a "$out/raw"
-    braid_bench "nocredit$round" BRAID_TRANSPORT=ib BRAID_IB_CREDITS=0 | tee -a "$out/raw"
+    braid_bench "base$round" BRAID_TRANSPORT=ib "${baseline[@]}" | tee -a "$out/raw"
   else
-    braid_bench "nocredit$round" BRAID_TRANSPORT=ib BRAID_IB_CREDITS=0 | tee -a "$out/raw"
+    braid_bench "base$round" BRAID_TRANSPORT=ib "${baseline[@]}" | tee -a "$out/raw"
     braid_bench "ib$round" BRAID_TRANSPORT=ib | tee -a "$out/raw"
   fi
 done
 echo "## braid over TCP on the dummy device"
 braid_bench tcp BRAID_TRANSPORT=socket BRAID_SOCKET_IFNAME=dummy0 | tee -a "$out/raw"
 
+echo "## baseline: ${baseline[*]}"
 echo "## medians over $rounds rounds (MB/s = 2^20 bytes/s per direction; ratio: braid / ib_write_bw per round)"
 awk -v rounds="$rounds" '
   function med(a, n,   i, j, t) {
@@ -94,15 +99,16 @@ awk -v rounds="$rounds" '
   $1 == "wbw_uni" { uni[$2, ++nu[$2]] = $3 > 0 ? $3 : "" }
   $1 == "wbw_bi" { bi[$2, ++nb[$2]] = $3 > 0 ? $3 : "" }
   $1 ~ /^ib[0-9]+$/ { r = substr($1, 3); v[$2, $3, r] = $4 }
-  $1 ~ /^nocredit[0-9]+$/ { r = substr($1, 9); z[$2, $3, r] = $4 }
+  $1 ~ /^base[0-9]+$/ { r = substr($1, 5); z[$2, $3, r] = $4 }
   $1 == "tcp" { tcp[$2, $3] = $4 }
   END {
-    printf "%-9s %-10s %8s %8s %26s %8s %26s %8s\n", "size", "collective", "wbw", "braid",
-           "braid/wbw (per round)", "credits=0", "credits=0/wbw (per round)", "tcp"
+    printf "%-9s %-10s %8s %8s %26s %8s %26s %26s %8s\n", "size", "collective", "wbw", "braid",
+           "braid/wbw (per round)", "baseline", "base/wbw (per round)", "braid/base (per round)",
+           "tcp"
     split("broadcast sendrecv allreduce allgather", C, " ")
     for (s = 1048576; s <= 16777216; s *= 4) {
       for (k = 1; k <= 4; ++k) {
-        c = C[k]; n = 0; m = 0; nw = 0; nv = 0; nz = 0; list = ""; zlist = ""
+        c = C[k]; n = 0; m = 0; h = 0; nw = 0; nv = 0; nz = 0; list = ""; zlist = ""; hlist = ""
         for (r = 1; r <= rounds; ++r) {
           w = c == "broadcast" ? uni[s, r] : bi[s, r]
           if (w > 0) W[++nw] = w
@@ -110,10 +116,11 @@ awk -v rounds="$rounds" '
           if (z[c, s, r] > 0) Z[++nz] = z[c, s, r]
           if (w > 0 && v[c, s, r] > 0) { R[++n] = v[c, s, r] / w; list = list sprintf("%s%.2f", n > 1 ? "," : "", R[n]) }
           if (w > 0 && z[c, s, r] > 0) { G[++m] = z[c, s, r] / w; zlist = zlist sprintf("%s%.2f", m > 1 ? "," : "", G[m]) }
+          if (v[c, s, r] > 0 && z[c, s, r] > 0) { H[++h] = v[c, s, r] / z[c, s, r]; hlist = hlist sprintf("%s%.2f", h > 1 ? "," : "", H[h]) }
         }
-        printf "%-9d %-10s %8.2f %8.2f %6.2f (%18s) %8.2f %6.2f (%18s) %8s\n", s, c,
+        printf "%-9d %-10s %8.2f %8.2f %6.2f (%18s) %8.2f %6.2f (%18s) %6.2f (%18s) %8s\n", s, c,
                nw ? med(W, nw) : 0, nv ? med(V, nv) : 0, n ? med(R, n) : 0, list,
-               nz ? med(Z, nz) : 0, m ? med(G, m) : 0, zlist, tcp[c, s]
+               nz ? med(Z, nz) : 0, m ? med(G, m) : 0, zlist, h ? med(H, h) : 0, hlist, tcp[c, s]
       }
     }
   }' "$out/raw"

@@ -149,7 +149,9 @@ int badConfigRank(RankProcesses& processes, int rank, const BadCase& c) {
 
 // --- protocol ----------------------------------------------------------------------------------
 
-constexpr size_t kCredit = 256 << 10;  // IbConnector::kCreditBytes
+// The default credit over ib: BRAID_IB_CREDIT_BYTES unset, it covers the 4 MiB chunk
+// (Config::defaultChunkBytes("ib")).
+constexpr size_t kCredit = 4 << 20;
 
 // A warm-up message each way: afterwards every connector has granted its credits.
 bool warmUp(braidComm_t comm, int rank) {
@@ -172,7 +174,7 @@ uint8_t pattern(size_t size, size_t i) { return static_cast<uint8_t>((size * 31 
 int lateReceiverRank(RankProcesses& processes, int rank) {
   braidComm_t comm = processes.joinCommunicator(rank);
   if (comm == nullptr || !warmUp(comm, rank)) return 1;
-  const size_t sizes[] = {0, 1, kCredit - 1, kCredit, kCredit + 1, (3 << 20) + 5, 4099};
+  const size_t sizes[] = {0, 1, kCredit - 1, kCredit, kCredit + 1, 2 * kCredit + 5, 4099};
   if (rank == 1) sleep(1);
   for (size_t size : sizes) {
     std::vector<uint8_t> buf(size + 1);
@@ -197,7 +199,7 @@ int lateReceiverRank(RankProcesses& processes, int rank) {
       return fail(rank, "a write past a " + std::to_string(size) + "-byte receive");
   }
   braidCommDestroy(comm);
-  std::printf("rank %d: late receiver: 7 messages of 0 B to 3 MiB right\n", rank);
+  std::printf("rank %d: late receiver: 7 messages of 0 B to 8 MiB right\n", rank);
   return 0;
 }
 
@@ -237,14 +239,14 @@ int absentReceiverRank(RankProcesses& processes, int rank) {
     // Alive and silent until the sender is done: the sender must time out.
     return processes.awaitRelease(1) ? 0 : fail(1, "no release");
   }
-  std::vector<uint8_t> buf(1 << 20, 3);
+  std::vector<uint8_t> buf(2 * kCredit, 3);
   if (braidSend(buf.data(), 100, braidUint8, 1, comm, nullptr) != braidSuccess) {
     return fail(rank, std::string("a send that fits a credit: ") + braidGetLastError(comm));
   }
   const braidResult_t r = braidSend(buf.data(), buf.size(), braidUint8, 1, comm, nullptr);
   const std::string error = braidGetLastError(comm);
   if (r != braidTimeout || error.find("rank 1") == std::string::npos) {
-    return fail(rank, "1 MiB to a receiver that never posts: result " + std::to_string(r) +
+    return fail(rank, "8 MiB to a receiver that never posts: result " + std::to_string(r) +
                           ", not a timeout naming rank 1: " + error);
   }
   std::printf("rank 0: absent receiver: %s\n", error.c_str());
@@ -305,6 +307,7 @@ int main(int argc, char** argv) {
         {"100 B sent, 300000 B expected, through a credit", 100, 300000, true},
         {"300000 B sent, 100 B expected, through a credit", 300000, 100, true},
         {"3 MiB sent, 2 MiB expected, through a credit", 3 << 20, 2 << 20, true},
+        {"9 MiB sent, 8 MiB expected, through a credit", 9 << 20, 8 << 20, true},
     };
     for (const Mismatch& c : cases) {
       const bool passed =

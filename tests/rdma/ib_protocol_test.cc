@@ -14,6 +14,7 @@
 // large send unfinished (the engine's deadline then fails it) but not a small one.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -55,6 +56,10 @@ struct Fake {
   static inline std::map<uint32_t, ibv_mr*> mrs;  // by rkey
   static inline uint32_t nextKey = 1;
   static inline std::string wireError;
+  // Memory regMr refuses (as a device refuses memory it cannot pin), any region touching
+  // it: sends from it go through send staging.
+  static inline const uint8_t* refuseBegin = nullptr;
+  static inline const uint8_t* refuseEnd = nullptr;
 
   static FakeQp* of(ibv_qp* qp) { return qps.at(qp->qp_num).get(); }
 
@@ -173,6 +178,11 @@ struct Fake {
   }
   static int deallocPd(ibv_pd*) { return 0; }
   static ibv_mr* regMr(ibv_pd*, void* addr, size_t length, int) {
+    const auto* begin = static_cast<const uint8_t*>(addr);
+    if (begin < refuseEnd && begin + length > refuseBegin) {
+      errno = EFAULT;
+      return nullptr;
+    }
     auto* mr = new ibv_mr{};
     mr->addr = addr;
     mr->length = length;
@@ -242,15 +252,17 @@ struct Fake {
 // Rank 0 and rank 1, one connector each towards the other.
 class IbProtocol : public ::testing::Test {
  protected:
-  void start(int credits) {
+  void start(int credits, size_t creditBytes = IbConnector::kDefaultCreditBytes) {
     Fake::wireError.clear();
+    Fake::refuseBegin = Fake::refuseEnd = nullptr;
+    credit_ = creditBytes;
     auto dev = IbDevice::open(Fake::api(), "", -1, 64);
     ASSERT_TRUE(dev.isOk()) << dev.status().message();
     dev_ = std::move(*dev);
     cache_ = std::make_unique<RegCache>(Fake::api(), dev_->pd(),
                                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     for (int r = 0; r < 2; ++r) {
-      auto c = IbConnector::create(r, 1 - r, 0, dev_.get(), cache_.get(), credits);
+      auto c = IbConnector::create(r, 1 - r, 0, dev_.get(), cache_.get(), credits, creditBytes);
       ASSERT_TRUE(c.isOk()) << c.status().message();
       side_[r] = std::move(*c);
       side_[r]->setPoller(&IbProtocol::poll, side_[r].get());
@@ -297,9 +309,10 @@ class IbProtocol : public ::testing::Test {
   std::unique_ptr<IbDevice> dev_;
   std::unique_ptr<RegCache> cache_;
   std::unique_ptr<IbConnector> side_[2];
+  size_t credit_ = 0;  // the bytes each credit covers
 };
 
-constexpr size_t kCredit = IbConnector::kCreditBytes;
+constexpr size_t kCredit = IbConnector::kDefaultCreditBytes;
 
 std::vector<uint8_t> pattern(size_t n, int seed) {
   std::vector<uint8_t> v(n);
@@ -310,7 +323,7 @@ std::vector<uint8_t> pattern(size_t n, int seed) {
 void IbProtocol::exchange(int from, bool recvFirst) {
   IbConnector* tx = side_[from].get();
   IbConnector* rx = side_[1 - from].get();
-  const size_t sizes[] = {0, 1, kCredit - 1, kCredit, kCredit + 1, (3 << 20) + 5, 4099, 0};
+  const size_t sizes[] = {0, 1, credit_ - 1, credit_, credit_ + 1, (3 << 20) + 5, 4099, 0};
   int seed = 0;
   for (size_t size : sizes) {
     std::vector<uint8_t> src = pattern(size, ++seed), dst(size + 1, 0xee);
@@ -334,17 +347,181 @@ void IbProtocol::exchange(int from, bool recvFirst) {
 }
 
 TEST_F(IbProtocol, MessagesAroundTheCreditSizeArriveIntact) {
-  for (int credits : {0, 2, 8}) {
-    SCOPED_TRACE("credits " + std::to_string(credits));
-    start(credits);
-    for (bool recvFirst : {true, false}) {
-      exchange(0, recvFirst);
-      exchange(1, recvFirst);
+  for (size_t creditBytes : {size_t{256} << 10, kCredit}) {
+    for (int credits : {0, 2, 8}) {
+      SCOPED_TRACE("credits " + std::to_string(credits) + " of " + std::to_string(creditBytes));
+      start(credits, creditBytes);
+      for (bool recvFirst : {true, false}) {
+        exchange(0, recvFirst);
+        exchange(1, recvFirst);
+      }
+      EXPECT_TRUE(side_[0]->error().isOk()) << side_[0]->error().message();
+      EXPECT_TRUE(side_[1]->error().isOk()) << side_[1]->error().message();
+      TearDown();
     }
-    EXPECT_TRUE(side_[0]->error().isOk()) << side_[0]->error().message();
-    EXPECT_TRUE(side_[1]->error().isOk()) << side_[1]->error().message();
+  }
+}
+
+// A collective's chunk step by step, the receive posted only when its step starts (after
+// the sender posted): with credits as large as the chunk, every chunk goes at once in
+// one write and its send completes before the receive is posted, so no step waits for a
+// clear-to-send round trip; smaller credits leave the rest of each chunk to one.
+TEST_F(IbProtocol, ChunksThatFitACreditNeverWaitForAClearToSend) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  constexpr int kSteps = 6;
+  for (size_t creditBytes : {kChunk, kChunk / 4}) {
+    SCOPED_TRACE("credit " + std::to_string(creditBytes));
+    start(2, creditBytes);
+    ASSERT_TRUE(run()) << Fake::wireError;  // the receiver grants its credits
+    const IbConnector::Stats before[2] = {side_[0]->stats(), side_[1]->stats()};
+    bool sentBeforeReceive = true;
+    for (int step = 0; step < kSteps; ++step) {
+      std::vector<uint8_t> src = pattern(kChunk, step), dst(kChunk, 0);
+      Request sreq, rreq;
+      RecvSink sink;
+      sink.dst = dst.data();
+      ASSERT_TRUE(side_[0]->postSend(src.data(), kChunk, &sreq).isOk());
+      ASSERT_TRUE(run()) << Fake::wireError;
+      sentBeforeReceive = sentBeforeReceive && sreq.done;
+      ASSERT_TRUE(side_[1]->postRecv(sink, kChunk, &rreq).isOk());
+      ASSERT_TRUE(run()) << Fake::wireError;
+      ASSERT_TRUE(sreq.done && rreq.done) << "step " << step;
+      ASSERT_EQ(dst, src) << "step " << step;
+    }
+    const IbConnector::Stats& tx = side_[0]->stats();
+    const IbConnector::Stats& rx = side_[1]->stats();
+    const uint64_t cts = rx.ctsSent - before[1].ctsSent;
+    const uint64_t writes = tx.writes - before[0].writes;
+    if (creditBytes >= kChunk) {
+      EXPECT_TRUE(sentBeforeReceive) << "a chunk's send waited for its receive";
+      EXPECT_EQ(cts, 0u) << "clear-to-sends for chunks that fit a credit";
+      EXPECT_EQ(writes, static_cast<uint64_t>(kSteps)) << "more than one write per chunk";
+      EXPECT_EQ(tx.creditWrites - before[0].creditWrites, static_cast<uint64_t>(kSteps));
+      // The receiver only granted credits: unsignaled, none woke it.
+      EXPECT_EQ(rx.sendCompletions - before[1].sendCompletions, 0u);
+      EXPECT_EQ(tx.sendCompletions - before[0].sendCompletions, static_cast<uint64_t>(kSteps));
+    } else {
+      EXPECT_FALSE(sentBeforeReceive);
+      EXPECT_EQ(cts, static_cast<uint64_t>(kSteps)) << "one round trip per chunk's rest";
+    }
+    EXPECT_EQ(tx.writeBytes - before[0].writeBytes, kSteps * kChunk);
+    EXPECT_TRUE(side_[0]->error().isOk() && side_[1]->error().isOk());
     TearDown();
   }
+}
+
+// A message larger than its credit sends only a short head into it (its rest waits for a
+// clear-to-send anyway) and the rest straight into the receive's buffer, not a whole
+// credit's worth to be copied out; one that fits goes whole.
+TEST_F(IbProtocol, MessagesLargerThanTheCreditSendOnlyAShortHeadIntoIt) {
+  constexpr size_t kCreditSize = size_t{4} << 20;
+  start(2, kCreditSize);
+  ASSERT_TRUE(run()) << Fake::wireError;
+  EXPECT_EQ(creditHead(kCreditSize, kCreditSize), kCreditSize);
+  EXPECT_EQ(creditHead(kCreditSize + 1, kCreditSize), IbConnector::kLargeHeadBytes);
+  EXPECT_EQ(creditHead(kCreditSize + 1, 4096), 4096u);
+  for (size_t size : {kCreditSize + 1, size_t{13} << 20, kCreditSize, size_t{100}}) {
+    SCOPED_TRACE(size);
+    std::vector<uint8_t> src = pattern(size, 5), dst(size, 0);
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    const uint64_t before = side_[0]->stats().creditWriteBytes;
+    ASSERT_TRUE(side_[0]->postSend(src.data(), size, &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(side_[1]->postRecv(sink, size, &rreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(sreq.done && rreq.done);
+    EXPECT_EQ(dst, src);
+    EXPECT_EQ(side_[0]->stats().creditWriteBytes - before,
+              size > kCreditSize ? IbConnector::kLargeHeadBytes : size);
+  }
+  EXPECT_TRUE(side_[0]->error().isOk() && side_[1]->error().isOk());
+}
+
+// Without credits every message costs the receiver a clear-to-send; only every
+// (kMaxUnsignaled + 1)-th of a run completes, retiring those before it, so hundreds of
+// them in a row neither fill the send queue nor each raise a completion.
+TEST_F(IbProtocol, ClearToSendsMostlyGoUnsignaledAndNeverFillTheQueue) {
+  constexpr int kMessages = 3 * IbConnector::kSendDepth;
+  start(0);
+  std::vector<uint8_t> src = pattern(64, 9), dst(64);
+  for (int i = 0; i < kMessages; ++i) {
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    ASSERT_TRUE(side_[1]->postRecv(sink, src.size(), &rreq).isOk());
+    ASSERT_TRUE(side_[0]->postSend(src.data(), src.size(), &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(sreq.done && rreq.done) << "message " << i << " stuck";
+    ASSERT_EQ(dst, src);
+  }
+  const IbConnector::Stats& rx = side_[1]->stats();
+  EXPECT_EQ(rx.ctsSent, static_cast<uint64_t>(kMessages));
+  EXPECT_EQ(rx.sendCompletions,
+            static_cast<uint64_t>(kMessages / (IbConnector::kMaxUnsignaled + 1)));
+  EXPECT_TRUE(side_[0]->error().isOk() && side_[1]->error().isOk());
+}
+
+// A source the device cannot register goes through send staging slots smaller than a
+// credit: the credit's head is written in several pieces, the last with the immediate.
+TEST_F(IbProtocol, CreditsLargerThanAStagingSlotFromUnregistrableMemory) {
+  start(2);
+  ASSERT_TRUE(run()) << Fake::wireError;
+  // Every buffer lives to the end: a freed receive buffer's registration, still cached,
+  // must not make a later source at its address registrable.
+  std::deque<std::vector<uint8_t>> keep;
+  for (size_t size : {kCredit, kCredit + 12345, IbConnector::kStageBytes + 1, size_t{3}}) {
+    SCOPED_TRACE(size);
+    std::vector<uint8_t>& src = keep.emplace_back(pattern(size, 3));
+    std::vector<uint8_t>& dst = keep.emplace_back(size, 0);
+    Fake::refuseBegin = src.data();
+    Fake::refuseEnd = src.data() + size;
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    const uint64_t writesBefore = side_[0]->stats().writes;
+    ASSERT_TRUE(side_[0]->postSend(src.data(), size, &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(side_[1]->postRecv(sink, size, &rreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(side_[0]->error().isOk()) << side_[0]->error().message();
+    ASSERT_TRUE(side_[1]->error().isOk()) << side_[1]->error().message();
+    ASSERT_TRUE(sreq.done && rreq.done);
+    EXPECT_EQ(dst, src);
+    const uint64_t slots = (size + IbConnector::kStageBytes - 1) / IbConnector::kStageBytes;
+    EXPECT_EQ(side_[0]->stats().writes - writesBefore, slots) << "one write per staging slot";
+  }
+  Fake::refuseBegin = Fake::refuseEnd = nullptr;
+}
+
+TEST(IbCreditBytes, FollowTheChunkUnlessSetAndStayInRange) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  Config c;
+  c.transport = "ib";
+  EXPECT_EQ(creditBytesFor(c, 1), Config::defaultChunkBytes("ib"));
+  c.transport = "mixed";
+  EXPECT_EQ(creditBytesFor(c, 1), Config::defaultChunkBytes("mixed"));
+  c.chunkBytesSet = true;
+  c.chunkBytes = 2 * kMiB;
+  EXPECT_EQ(creditBytesFor(c, 1), 2 * kMiB);
+  c.chunkBytes = 64;
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kMinCreditBytes);
+  c.chunkBytes = 64 * kMiB;
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kMaxCreditBytes);
+  // Many peers: the credits of all links stay within the budget.
+  c.chunkBytes = 4 * kMiB;
+  c.ibCredits = 2;
+  EXPECT_EQ(creditBytesFor(c, 31), 4 * kMiB);
+  EXPECT_EQ(creditBytesFor(c, 127), IbConnector::kCreditBudgetBytes / 254 / 4096 * 4096);
+  EXPECT_LE(127 * 2 * creditBytesFor(c, 127), IbConnector::kCreditBudgetBytes);
+  EXPECT_EQ(creditBytesFor(c, 100000), IbConnector::kMinCreditBytes);
+  // Set: taken as it is (within range), whatever the peers.
+  c.ibCreditBytes = 256 << 10;
+  EXPECT_EQ(creditBytesFor(c, 1), size_t{256} << 10);
+  EXPECT_EQ(creditBytesFor(c, 127), size_t{256} << 10);
+  c.ibCreditBytes = 8 * kMiB;
+  EXPECT_EQ(creditBytesFor(c, 127), 8 * kMiB);
 }
 
 TEST_F(IbProtocol, SmallSendsCompleteBeforeTheirReceiveOnlyWithCredits) {
@@ -359,7 +536,8 @@ TEST_F(IbProtocol, SmallSendsCompleteBeforeTheirReceiveOnlyWithCredits) {
     ASSERT_TRUE(run()) << Fake::wireError;
     EXPECT_EQ(s1.done, credits > 0) << "credits " << credits;
     EXPECT_FALSE(s2.done) << "a send past the credit finished without its receive";
-    EXPECT_EQ(s2.completed, credits > 0 ? kCredit : 0) << "credits " << credits;
+    EXPECT_EQ(s2.completed, credits > 0 ? creditHead(large.size(), kCredit) : 0)
+        << "credits " << credits;
     // The receives come late; everything arrives.
     std::vector<uint8_t> d1(100), d2(kCredit + 10);
     Request r1, r2;

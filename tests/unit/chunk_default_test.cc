@@ -1,6 +1,6 @@
 // The pipelining chunk (Config::chunkBytes): BRAID_CHUNK_BYTES when given,
 // else Config::defaultChunkBytes of the agreed transport — 512 KiB over
-// sockets, 1 MiB over shared memory and mixed. Checked on the parsed Config
+// sockets, 4 MiB over ib, 1 MiB over shared memory and mixed. Checked on the parsed Config
 // and on live communicators (threads), whose chunk is what schedules are
 // built with; a 2 MiB all-reduce over sockets still matches the reference.
 #include <gtest/gtest.h>
@@ -21,6 +21,7 @@ TEST(ChunkDefault, FollowsTheTransportUnlessSet) {
   EXPECT_EQ(Config::defaultChunkBytes("socket"), size_t{512} << 10);
   EXPECT_EQ(Config::defaultChunkBytes("shm"), size_t{1} << 20);
   EXPECT_EQ(Config::defaultChunkBytes("mixed"), size_t{1} << 20);
+  EXPECT_EQ(Config::defaultChunkBytes("ib"), size_t{4} << 20);
   EXPECT_EQ(Config::defaultChunkBytes(""), size_t{1} << 20);
   {
     ScopedEnv env("BRAID_CHUNK_BYTES", "");

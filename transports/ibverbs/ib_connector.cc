@@ -19,15 +19,25 @@
 // with clear-to-sends alone the sender idles for a round trip (and the link's
 // queue drains) at every chunk. The receiver therefore grants credits ahead
 // (BRAID_IB_CREDITS, default 2): each names one of the next messages it has not
-// posted a receive for and a buffer of kCreditBytes of its own. The sender writes the head of that
-// message there as soon as it posts it, with an immediate carrying how many
+// posted a receive for and a buffer of creditBytes_ (BRAID_IB_CREDIT_BYTES, by
+// default the collective chunk) of its own. The sender writes the head of that
+// message there as soon as it posts it (in several writes from send staging,
+// the last one with the immediate), with an immediate carrying how many
 // bytes it wrote and whether the message ended there; the receive, once
 // posted, asks for the rest with ordinary clear-to-sends, checks the head's
 // size against its own and copies (or reduces) the head out. Messages of at
-// most kCreditBytes thus complete on the sender without waiting for the
-// receiver; a size mismatch still fails both sides: the receiver sees it in
-// the credit's immediate and sends a clear-to-send announcing its size, which
-// the sender rejects (also for a message it finished).
+// most creditBytes_ thus complete on the sender without waiting for the
+// receiver, and a collective whose chunks fit a credit never waits for a
+// clear-to-send round trip between its steps: the sender writes each chunk
+// as soon as its step starts, like ib_write_bw's stream of writes, and the
+// receiver pays one copy out of the credit buffer instead. A message larger
+// than the credit waits for a clear-to-send for its rest anyway, and copying
+// bytes out of a credit costs the receiver more than fetching them straight
+// into its buffer: into the credit it sends only a kLargeHeadBytes head
+// (creditHead()), enough to keep the link busy during that round trip. A size mismatch
+// still fails both sides: the receiver sees it in the credit's immediate and
+// sends a clear-to-send announcing its size, which the sender rejects (also
+// for a message it finished).
 //
 // Invariants: clear-to-sends and credits go out in message order and within a
 // message in offset order (a credit, the head, before the rest); the sender
@@ -37,8 +47,13 @@
 // (kRecvDepth) cover the peer's clear-to-sends and credits in flight (<=
 // kMaxCtsOut + kMaxCredits, plus one mismatch notice) plus the immediates
 // answering ours (as many), so no send meets an empty receive queue. Every
-// send-queue entry is signaled and recorded in inFlight_; an RC queue pair
-// completes them in posting order.
+// send-queue entry is recorded in inFlight_; an RC queue pair completes them in
+// posting order. Writes are signaled (a send is done when its last write is);
+// clear-to-sends and credits mostly not (a collective grants one credit per
+// chunk, and each completion can wake a sleeping rank for nothing): a signaled
+// completion retires the unsignaled entries before it, and every
+// kMaxUnsignaled + 1-th clear-to-send in a row is signaled, so they never fill
+// the send queue.
 #include "transports/ibverbs/ib_connector.h"
 
 #include <arpa/inet.h>
@@ -51,19 +66,21 @@
 #include <random>
 #include <string>
 
+#include "core/log.h"
+
 namespace braid::transport::ib {
 namespace {
 
 // The immediate: the id of the clear-to-send it answers, flags, and a credit's byte count.
-constexpr uint32_t kImmIdMask = 0xff;
-constexpr uint32_t kImmMismatch = 1u << 8;
-constexpr uint32_t kImmComplete = 1u << 9;  // a credit's write ends the message
-constexpr int kImmBytesShift = 10;
-static_assert(IbConnector::kCreditBytes < (size_t{1} << (32 - kImmBytesShift)));
+constexpr uint32_t kImmIdMask = 0x3f;
+constexpr uint32_t kImmMismatch = 1u << 6;
+constexpr uint32_t kImmComplete = 1u << 7;  // a credit's write ends the message
+constexpr int kImmBytesShift = 8;
+static_assert(IbConnector::kMaxCreditBytes < (size_t{1} << (32 - kImmBytesShift)));
 static_assert(IbConnector::kMaxCtsOut + IbConnector::kMaxCredits <= kImmIdMask);
-static_assert(IbConnector::kCreditBytes <= IbConnector::kStageBytes);
 constexpr uint16_t kNoAnswer = 0xff;  // a mismatch notice: answered by nothing
-constexpr size_t kSlotBytes = 64;     // one receive slot: a ClearToSend fits
+static_assert(kNoAnswer > kImmIdMask);
+constexpr size_t kSlotBytes = 64;  // one receive slot: a ClearToSend fits
 static_assert(sizeof(ClearToSend) <= kSlotBytes);
 constexpr uint64_t kRecvFlag = uint64_t{1} << 31;
 
@@ -71,18 +88,41 @@ uint64_t wrId(uint32_t index, uint64_t low) { return (uint64_t{index} << 32) | l
 
 }  // namespace
 
+static_assert(Config::kMinIbCreditBytes == IbConnector::kMinCreditBytes);
+static_assert(Config::kMaxIbCreditBytes == IbConnector::kMaxCreditBytes);
+
+size_t creditHead(size_t messageBytes, size_t creditBytes) {
+  if (messageBytes <= creditBytes) return messageBytes;
+  return std::min(creditBytes, IbConnector::kLargeHeadBytes);
+}
+
+size_t creditBytesFor(const Config& config, int peers) {
+  if (config.ibCreditBytes != 0) {
+    return std::clamp(config.ibCreditBytes, IbConnector::kMinCreditBytes,
+                      IbConnector::kMaxCreditBytes);
+  }
+  size_t bytes =
+      config.chunkBytesSet ? config.chunkBytes : Config::defaultChunkBytes(config.transport);
+  // Every peer's link pins its credits: past kCreditBudgetBytes in all, smaller credits.
+  const size_t buffers =
+      static_cast<size_t>(std::max(1, peers)) * static_cast<size_t>(std::max(1, config.ibCredits));
+  bytes = std::min(bytes, IbConnector::kCreditBudgetBytes / buffers / 4096 * 4096);
+  return std::clamp(bytes, IbConnector::kMinCreditBytes, IbConnector::kMaxCreditBytes);
+}
+
 Result<std::unique_ptr<IbConnector>> IbConnector::create(int rank, int peer, uint32_t index,
                                                          IbDevice* dev, RegCache* cache,
-                                                         int credits) {
+                                                         int credits, size_t creditBytes) {
   std::unique_ptr<IbConnector> c(
-      new IbConnector(rank, peer, index, dev, cache, std::clamp(credits, 0, kMaxCredits)));
+      new IbConnector(rank, peer, index, dev, cache, std::clamp(credits, 0, kMaxCredits),
+                      std::clamp(creditBytes, kMinCreditBytes, kMaxCreditBytes)));
   BRAID_RETURN_IF_ERROR(c->init());
   return c;
 }
 
 Status IbConnector::init() {
   const VerbsApi& api = dev_->api();
-  blockBytes_ = kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + credits_ * kCreditBytes;
+  blockBytes_ = kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + credits_ * creditBytes_;
   blockBytes_ = (blockBytes_ + 4095) & ~size_t{4095};
   if (::posix_memalign(reinterpret_cast<void**>(&block_), 4096, blockBytes_) != 0) {
     return Status(braidSystemError,
@@ -120,6 +160,19 @@ Status IbConnector::init() {
 }
 
 IbConnector::~IbConnector() {
+  // What each MiB cost on this link (BRAID_DEBUG=TRACE): clear-to-send round trips this
+  // side waited on, work requests, and how many writes were in flight at most.
+  const Stats& st = stats_;
+  BRAID_TRACE(
+      "ib: rank %d to rank %d: %llu writes (%llu into credits), %.1f MiB, %llu clear-to-sends "
+      "and %llu credits sent, %llu send and %llu receive completions, at most %d writes in "
+      "flight; credit %zu bytes",
+      rank_, peer_, static_cast<unsigned long long>(st.writes),
+      static_cast<unsigned long long>(st.creditWrites), st.writeBytes / 1048576.0,
+      static_cast<unsigned long long>(st.ctsSent),
+      static_cast<unsigned long long>(st.creditsGranted),
+      static_cast<unsigned long long>(st.sendCompletions),
+      static_cast<unsigned long long>(st.recvCompletions), st.maxWritesInFlight, creditBytes_);
   const VerbsApi& api = dev_->api();
   if (qp_ != nullptr) api.destroyQp(qp_);
   for (SendMessage& m : sends_) {
@@ -262,7 +315,7 @@ IbConnector::RecvMessage* IbConnector::recvBySeq(uint64_t seq) {
 }
 
 uint8_t* IbConnector::creditBuffer(int i) const {
-  return block_ + kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + i * kCreditBytes;
+  return block_ + kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + i * creditBytes_;
 }
 
 bool IbConnector::postCts(const ClearToSend& cts) {
@@ -274,13 +327,20 @@ bool IbConnector::postCts(const ClearToSend& cts) {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+  const bool signaled = unsignaledRun_ >= kMaxUnsignaled;
+  wr.send_flags = IBV_SEND_INLINE | (signaled ? IBV_SEND_SIGNALED : 0);
   ibv_send_wr* bad = nullptr;
   if (int e = ibv_post_send(qp_, &wr, &bad)) {
     fail(verbsError("ibv_post_send of a clear-to-send", e));
     return false;
   }
-  inFlight_.push_back(InFlight{false, cts.seq, 0, -1, false});
+  inFlight_.push_back(InFlight{false, cts.seq, 0, -1, false, signaled});
+  unsignaledRun_ = signaled ? 0 : unsignaledRun_ + 1;
+  if (cts.credit) {
+    ++stats_.creditsGranted;
+  } else if (cts.id != kNoAnswer) {
+    ++stats_.ctsSent;
+  }
   return true;
 }
 
@@ -297,11 +357,11 @@ void IbConnector::sendMismatch(uint64_t seq, size_t bytes) {
 void IbConnector::consumeCredit(RecvMessage& m) {
   Credit& c = credit_[m.credit];
   if (c.state != Credit::kLanded) return;
-  const size_t head = std::min(m.bytes, kCreditBytes);
-  if (c.written != head || (c.complete != (m.bytes <= kCreditBytes))) {
-    // The sender's message is c.written bytes (complete) or more than kCreditBytes.
+  const size_t head = creditHead(m.bytes, creditBytes_);
+  if (c.written != head || (c.complete != (m.bytes <= creditBytes_))) {
+    // The sender's message is c.written bytes (complete) or more than creditBytes_.
     const std::string theirs = c.complete ? std::to_string(c.written) + " bytes"
-                                          : "more than " + std::to_string(kCreditBytes) + " bytes";
+                                          : "more than " + std::to_string(creditBytes_) + " bytes";
     // The sender rejects this notice, whether it still waits for the rest or finished.
     sendMismatch(m.seq, m.bytes);
     fail(Status(braidInvalidUsage,
@@ -341,7 +401,7 @@ void IbConnector::pumpRecvs(bool* progressed) {
       }
       if (m.credit >= 0) {
         // Its head comes (or came) through the credit; clear-to-sends ask for the rest.
-        m.requested = std::min(m.bytes, kCreditBytes);
+        m.requested = creditHead(m.bytes, creditBytes_);
         m.ctsIssued = true;
         consumeCredit(m);
         if (!error_.isOk()) return;
@@ -405,7 +465,7 @@ void IbConnector::grantCredits(bool* progressed) {
     cts.seq = grantSeq_;
     cts.addr = reinterpret_cast<uintptr_t>(creditBuffer(i));
     cts.rkey = blockMr_->rkey;
-    cts.bytes = static_cast<uint32_t>(kCreditBytes);
+    cts.bytes = static_cast<uint32_t>(creditBytes_);
     cts.id = static_cast<uint16_t>(kMaxCtsOut + i);
     cts.credit = 1;
     if (!postCts(cts)) return;
@@ -438,7 +498,9 @@ void IbConnector::pumpSends(bool* progressed) {
         wr.wr.rdma.rkey = cts.rkey;
         ibv_send_wr* bad = nullptr;
         if (ibv_post_send(qp_, &wr, &bad) == 0) {
-          inFlight_.push_back(InFlight{true, cts.seq, 0, -1, false});
+          inFlight_.push_back(InFlight{true, cts.seq, 0, -1, false, true});
+          unsignaledRun_ = 0;
+          ++writesInFlight_;
         }
       }
       const std::string mine =
@@ -450,8 +512,9 @@ void IbConnector::pumpSends(bool* progressed) {
                   peer_));
       return;
     }
-    if (cts.credit && (m == nullptr || m->served > 0)) {
-      // A credit comes before anything else for its message, which cannot have finished.
+    if (cts.credit && (m == nullptr || (it->served == 0 && m->served > 0))) {
+      // A credit comes before anything else for its message, which cannot have finished
+      // (a credit larger than a send staging slot goes in several writes).
       fail(remoteError("ib transport: rank " + std::to_string(peer_) +
                            " granted a credit for a message already sent (protocol error)",
                        peer_));
@@ -467,7 +530,7 @@ void IbConnector::pumpSends(bool* progressed) {
       }
     }
     // A credit asks for the head, whatever the message's size; a clear-to-send for a range.
-    const size_t ctsBytes = cts.credit ? std::min<size_t>(m->bytes, cts.bytes) : cts.bytes;
+    const size_t ctsBytes = cts.credit ? creditHead(m->bytes, cts.bytes) : cts.bytes;
     size_t piece = std::min<size_t>(ctsBytes - it->served, kWriteBytes);
     ibv_sge sge{};
     int slot = -1;
@@ -509,7 +572,15 @@ void IbConnector::pumpSends(bool* progressed) {
       return;
     }
     if (slot >= 0) sendStageBusy_[slot] = true;
-    inFlight_.push_back(InFlight{true, m->seq, piece, slot, lastOfMessage});
+    inFlight_.push_back(InFlight{true, m->seq, piece, slot, lastOfMessage, true});
+    unsignaledRun_ = 0;
+    ++stats_.writes;
+    stats_.writeBytes += piece;
+    if (cts.credit) {
+      ++stats_.creditWrites;
+      stats_.creditWriteBytes += piece;
+    }
+    stats_.maxWritesInFlight = std::max(stats_.maxWritesInFlight, ++writesInFlight_);
     m->served += piece;
     *progressed = true;
     if (lastOfCts) {
@@ -539,6 +610,7 @@ void IbConnector::complete(const ibv_wc& wc) {
     return;
   }
   if ((wc.wr_id & kRecvFlag) != 0) {
+    ++stats_.recvCompletions;
     const int slot = static_cast<int>(wc.wr_id & 0xffff);
     if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
       onWriteLanded(ntohl(wc.imm_data));
@@ -608,9 +680,19 @@ void IbConnector::onSendCompleted() {
     fail(internalError("ib transport: a send completion nothing was waiting for"));
     return;
   }
+  // The unsignaled entries before this completion's are done too.
+  while (!inFlight_.front().signaled) {
+    inFlight_.pop_front();
+    if (inFlight_.empty()) {
+      fail(internalError("ib transport: a send completion nothing signaled was waiting for"));
+      return;
+    }
+  }
   const InFlight f = inFlight_.front();
   inFlight_.pop_front();
+  ++stats_.sendCompletions;
   if (!f.isWrite) return;  // a clear-to-send went out
+  --writesInFlight_;
   if (f.stageSlot >= 0) sendStageBusy_[f.stageSlot] = false;
   SendMessage* m = sendBySeq(f.seq);
   if (m == nullptr) return;

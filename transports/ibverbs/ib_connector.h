@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 
+#include "core/config.h"
 #include "transports/connector.h"
 #include "transports/ibverbs/ib_device.h"
 #include "transports/ibverbs/reg_cache.h"
@@ -44,26 +45,38 @@ struct QpInfo {
 
 class IbConnector final : public Connector {
  public:
-  static constexpr int kSendDepth = 128;  // signaled work requests in flight
-  static constexpr int kMaxCtsOut = 16;   // clear-to-sends issued and not yet written
+  static constexpr int kSendDepth = 128;     // signaled work requests in flight
+  static constexpr int kMaxCtsOut = 16;      // clear-to-sends issued and not yet written
+  static constexpr int kMaxUnsignaled = 15;  // clear-to-sends in a row without a completion
   /// Credits: clear-to-sends granted ahead for the next messages this rank has not posted
-  /// a receive for yet, each for the first kCreditBytes into a buffer of its own. The
-  /// sender writes a message's head at once instead of waiting for a clear-to-send round
-  /// trip, which hides that round trip between the chunk steps of a collective.
-  /// BRAID_IB_CREDITS of them (Config::ibCredits), at most kMaxCredits.
+  /// a receive for yet, each for a message's first creditBytes into a buffer of its own.
+  /// The sender writes a message's head at once instead of waiting for a clear-to-send
+  /// round trip, which hides that round trip between the chunk steps of a collective; a
+  /// credit as large as the collective's chunk leaves no round trip at all.
+  /// BRAID_IB_CREDITS of them (Config::ibCredits), at most kMaxCredits, of
+  /// BRAID_IB_CREDIT_BYTES each (kMinCreditBytes..kMaxCreditBytes).
   static constexpr int kMaxCredits = 8;
+  static constexpr size_t kMinCreditBytes = 4 << 10;
+  static constexpr size_t kMaxCreditBytes = 8 << 20;      // the immediate's byte field bounds it
+  static constexpr size_t kDefaultCreditBytes = 1 << 20;  // the connector's own default
+  /// The head a message larger than its credit sends into it (creditHead).
+  static constexpr size_t kLargeHeadBytes = 256 << 10;  // a send staging slot
+  /// What the credits of all of a rank's links may pin together, unless
+  /// BRAID_IB_CREDIT_BYTES sets their size (creditBytesFor).
+  static constexpr size_t kCreditBudgetBytes = size_t{256} << 20;
   static constexpr int kRecvDepth = 2 * (kMaxCtsOut + kMaxCredits) + 8;
   static constexpr int kStageSlots = 4;  // per direction
   static constexpr size_t kStageBytes = 256 << 10;
-  static constexpr size_t kCreditBytes = kStageBytes;  // one write from send staging
-  static constexpr size_t kWriteBytes = 1 << 20;       // the largest single RDMA write
-  static constexpr size_t kMaxCtsBytes = 1 << 30;      // the largest piece one clear-to-send asks
+  static constexpr size_t kWriteBytes = 1 << 20;   // the largest single RDMA write
+  static constexpr size_t kMaxCtsBytes = 1 << 30;  // the largest piece one clear-to-send asks
 
   /// Creates the queue pair (INIT, receives posted). `index`: this connector's number in
   /// the transport, carried in work request ids. `dev` and `cache` outlive the connector.
-  /// `credits`: 0..kMaxCredits granted ahead to the peer.
+  /// `credits`: 0..kMaxCredits granted ahead to the peer, each of `creditBytes` (clamped to
+  /// kMinCreditBytes..kMaxCreditBytes).
   static Result<std::unique_ptr<IbConnector>> create(int rank, int peer, uint32_t index,
-                                                     IbDevice* dev, RegCache* cache, int credits);
+                                                     IbDevice* dev, RegCache* cache, int credits,
+                                                     size_t creditBytes = kDefaultCreditBytes);
   ~IbConnector() override;
 
   /// This side's connection data for the peer.
@@ -88,7 +101,22 @@ class IbConnector final : public Connector {
   void fail(Status status);
   /// True while a posted send or receive is not complete.
   bool busy() const { return !sends_.empty() || !recvs_.empty(); }
+  size_t creditBytes() const { return creditBytes_; }
 
+  /// What the link has done so far (logged when the connector closes; tests read it):
+  /// the work each message costs, against ib_write_bw's one large write per message.
+  struct Stats {
+    uint64_t ctsSent = 0;         // clear-to-sends this side issued (round trips it waited on)
+    uint64_t creditsGranted = 0;  // credits this side granted
+    uint64_t writes = 0;          // RDMA writes this side posted
+    uint64_t writeBytes = 0;
+    uint64_t creditWrites = 0;  // of them, into a credit the peer granted
+    uint64_t creditWriteBytes = 0;
+    uint64_t sendCompletions = 0;
+    uint64_t recvCompletions = 0;
+    int maxWritesInFlight = 0;  // the most writes posted and not yet complete at once
+  };
+  const Stats& stats() const { return stats_; }
   /// Set by the transport: drains the completion queue into complete() of each connector.
   using PollFn = Status (*)(void* transport, bool* progressed);
   void setPoller(PollFn fn, void* transport) {
@@ -97,8 +125,15 @@ class IbConnector final : public Connector {
   }
 
  private:
-  IbConnector(int rank, int peer, uint32_t index, IbDevice* dev, RegCache* cache, int credits)
-      : rank_(rank), peer_(peer), index_(index), credits_(credits), dev_(dev), cache_(cache) {}
+  IbConnector(int rank, int peer, uint32_t index, IbDevice* dev, RegCache* cache, int credits,
+              size_t creditBytes)
+      : rank_(rank),
+        peer_(peer),
+        index_(index),
+        credits_(credits),
+        creditBytes_(creditBytes),
+        dev_(dev),
+        cache_(cache) {}
 
   struct SendMessage {
     const uint8_t* src;
@@ -134,6 +169,7 @@ class IbConnector final : public Connector {
     size_t bytes;   // write payload
     int stageSlot;  // send staging slot it read from, -1 none
     bool last;      // the message's last write
+    bool signaled;  // completes on its own; else with the next signaled entry
   };
   struct CtsOut {
     bool used = false;
@@ -179,6 +215,7 @@ class IbConnector final : public Connector {
   const int peer_;
   const uint32_t index_;
   const int credits_;
+  const size_t creditBytes_;
   IbDevice* const dev_;    // the transport's; outlives connectors
   RegCache* const cache_;  // the transport's; outlives connectors
   PollFn pollFn_ = nullptr;
@@ -203,7 +240,21 @@ class IbConnector final : public Connector {
   int ctsOutUsed_ = 0;
   Credit credit_[kMaxCredits];  // the first credits_; id kMaxCtsOut + i
   std::deque<InFlight> inFlight_;
+  int writesInFlight_ = 0;
+  int unsignaledRun_ = 0;  // unsignaled entries posted since the last signaled one
+  Stats stats_;
   Status error_;
 };
+
+/// The bytes of a message of `messageBytes` its sender writes into a credit of
+/// `creditBytes`: all of it when it fits, else a head of at most kLargeHeadBytes (its rest
+/// waits for a clear-to-send anyway, and goes straight into the receiver's buffer).
+size_t creditHead(size_t messageBytes, size_t creditBytes);
+
+/// The bytes each credit covers, on a rank with `peers` ib links: BRAID_IB_CREDIT_BYTES,
+/// else the collective chunk (BRAID_CHUNK_BYTES, else the transport's default) so that a
+/// chunk never waits for a clear-to-send, but no more than keeps every link's credits
+/// within kCreditBudgetBytes; always within kMinCreditBytes..kMaxCreditBytes.
+size_t creditBytesFor(const Config& config, int peers);
 
 }  // namespace braid::transport::ib

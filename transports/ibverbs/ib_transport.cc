@@ -213,12 +213,13 @@ Status IbTransport::setup(Bootstrap& bootstrap, const Config& config,
                                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 
   // 2. Queue pairs and their table.
+  const size_t creditBytes = ib::creditBytesFor(config, peers);
   Status created;
   std::vector<QpInfo> table(static_cast<size_t>(n) * n);
   for (int p = 0; p < n && created.isOk(); ++p) {
     if (!selected[p]) continue;
     auto c = IbConnector::create(rank_, p, static_cast<uint32_t>(p), device_.get(), cache_.get(),
-                                 config.ibCredits);
+                                 config.ibCredits, creditBytes);
     if (!c.isOk()) {
       created = c.status();
       break;
