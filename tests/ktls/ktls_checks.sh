@@ -18,20 +18,8 @@ set -uo pipefail
 module_root=$1 collectives=$2 dead_rank=$3 socket_tls_test=$4 bootstrap_tls_test=$5
 export BRAID_TIMEOUT=${BRAID_TIMEOUT:-60}
 unset BRAID_SOCKET_TLS BRAID_SOCKET_KTLS  # by_kernel sets TLS; the gtests set what they test
-failed=()
-
-check() {  # NAME COMMAND...
-  local name=$1 start rc
-  shift
-  echo "=== $name"
-  start=${EPOCHREALTIME/./}
-  "$@"
-  rc=$?
-  local us=$((${EPOCHREALTIME/./} - start))
-  printf '=== %s: %s in %d.%d s\n' "$name" "$([[ $rc == 0 ]] && echo passed || echo "FAILED ($rc)")" \
-    $((us / 1000000)) $((us / 100000 % 10))
-  [[ $rc == 0 ]] || failed+=("$name")
-}
+# shellcheck source=tests/rdma/guest_check.sh
+source "$(dirname "$0")/../rdma/guest_check.sh"
 
 # --- kernel TLS in the guest's kernel ----------------------------------------------------------
 # shellcheck source=tests/ktls/load_tls.sh

@@ -7,20 +7,8 @@ set -uo pipefail
 collectives=$1 dead_rank=$2 ib_checks=$3
 export BRAID_TIMEOUT=${BRAID_TIMEOUT:-60}
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
-failed=()
-
-check() {  # NAME COMMAND...
-  local name=$1 start rc
-  shift
-  echo "=== $name"
-  start=${EPOCHREALTIME/./}
-  "$@"
-  rc=$?
-  local us=$((${EPOCHREALTIME/./} - start))
-  printf '=== %s: %s in %d.%d s\n' "$name" "$([[ $rc == 0 ]] && echo passed || echo "FAILED ($rc)")" \
-    $((us / 1000000)) $((us / 100000 % 10))
-  [[ $rc == 0 ]] || failed+=("$name")
-}
+# shellcheck source=tests/rdma/guest_check.sh
+source "$(dirname "$0")/guest_check.sh"
 
 sent_packets() { cat "$counters/sent_pkts" 2>/dev/null || echo 0; }
 
