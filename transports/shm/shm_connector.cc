@@ -7,6 +7,7 @@
 #include "core/config.h"
 #include "core/kernels/copy.h"
 #include "transports/failure_report.h"
+#include "transports/shm/handoff_annotations.h"
 
 namespace braid::transport::shm {
 namespace {
@@ -130,6 +131,7 @@ bool ShmConnector::completeReadSends() {
   bool moved = false;
   while (!awaitingReads_.empty() && awaitingReads_.front().endFragment <= sendHeadSeen_) {
     Request* req = awaitingReads_.front().req;
+    if (singleCopy_.peer.sameProcess) handOffAcquire(awaitingReads_.front().src);
     req->completed = req->bytes;
     req->done = true;
     awaitingReads_.pop_front();
@@ -155,8 +157,9 @@ bool ShmConnector::publishRendezvous(PendingSend& send) {
   header.kind = SlotKind::kRendezvous;
   header.sourceAddress = reinterpret_cast<uint64_t>(send.src);
   packer_.commit(sendTail_, place);
+  if (singleCopy_.peer.sameProcess) handOffRelease(send.src);
   publish(header, sendTail_++);
-  awaitingReads_.push_back(AwaitedRead{sendTail_, send.req});
+  awaitingReads_.push_back(AwaitedRead{sendTail_, send.req, send.src});
   return true;
 }
 
@@ -297,6 +300,8 @@ Status ShmConnector::readRendezvous(PendingRecv& recv, uint64_t sourceAddress, b
                   peer_);
   }
   const RecvSink& sink = recv.sink;
+  const void* sourceBuffer = reinterpret_cast<const void*>(sourceAddress);
+  if (singleCopy_.peer.sameProcess) handOffAcquire(sourceBuffer);
   size_t budget = kPieceBudgetBytes;
   while (req->completed < total && budget > 0) {
     const uint64_t source = sourceAddress + req->completed;
@@ -320,6 +325,7 @@ Status ShmConnector::readRendezvous(PendingRecv& recv, uint64_t sourceAddress, b
     budget -= std::min(budget, n);
   }
   *finished = req->completed == total;
+  if (*finished && singleCopy_.peer.sameProcess) handOffRelease(sourceBuffer);
   if (*finished) ++recv.fragments;
   return Status::ok();
 }

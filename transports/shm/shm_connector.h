@@ -84,6 +84,7 @@ class ShmConnector : public Connector {
   struct AwaitedRead {     // a published rendezvous send
     uint64_t endFragment;  // done once the peer's head reaches this
     Request* req;
+    const void* src;  // the buffer the peer reads
   };
 
   Status queueSend(const void* src, size_t bytes, bool singleCopy, Request* req);
