@@ -88,9 +88,6 @@ uint64_t wrId(uint32_t index, uint64_t low) { return (uint64_t{index} << 32) | l
 
 }  // namespace
 
-static_assert(Config::kMinIbCreditBytes == IbConnector::kMinCreditBytes);
-static_assert(Config::kMaxIbCreditBytes == IbConnector::kMaxCreditBytes);
-
 size_t creditHead(size_t messageBytes, size_t creditBytes) {
   if (messageBytes <= creditBytes) return messageBytes;
   return std::min(creditBytes, IbConnector::kLargeHeadBytes);

@@ -56,8 +56,8 @@ class IbConnector final : public Connector {
   /// BRAID_IB_CREDITS of them (Config::ibCredits), at most kMaxCredits, of
   /// BRAID_IB_CREDIT_BYTES each (kMinCreditBytes..kMaxCreditBytes).
   static constexpr int kMaxCredits = 8;
-  static constexpr size_t kMinCreditBytes = 4 << 10;
-  static constexpr size_t kMaxCreditBytes = 8 << 20;      // the immediate's byte field bounds it
+  static constexpr size_t kMinCreditBytes = Config::kMinIbCreditBytes;
+  static constexpr size_t kMaxCreditBytes = Config::kMaxIbCreditBytes;  // bounded by the immediate
   static constexpr size_t kDefaultCreditBytes = 1 << 20;  // the connector's own default
   /// The head a message larger than its credit sends into it (creditHead).
   static constexpr size_t kLargeHeadBytes = 256 << 10;  // a send staging slot

@@ -116,13 +116,14 @@ bool ShmConnector::canProgress() const {
   uint64_t head = outbound_.counters->head.load(std::memory_order_acquire);
   if (!awaitingReads_.empty() && head >= awaitingReads_.front().endFragment) return true;
   if (sends_.empty()) return false;
-  const PendingSend& send = sends_.front();
+  return packer_.reserve(sendTail_, head, dataWanted(sends_.front())).fits;
+}
+
+size_t ShmConnector::dataWanted(const PendingSend& send) const {
   const Request* req = send.req;
-  size_t want = 0;  // what moveSends() would wait for
-  if (!send.singleCopy && req->bytes > kLineBytes) {
-    want = std::min(outbound_.fragmentBytes(req->bytes), req->bytes - req->completed);
-  }
-  return packer_.reserve(sendTail_, head, want).fits;
+  // A rendezvous and a message inside its header take a header and no data bytes.
+  if (send.singleCopy || req->bytes <= kLineBytes) return 0;
+  return std::min(outbound_.fragmentBytes(req->bytes), req->bytes - req->completed);
 }
 
 bool ShmConnector::completeReadSends() {
@@ -185,12 +186,9 @@ bool ShmConnector::moveSends() {
       continue;
     }
     const bool line = req->bytes <= kLineBytes;  // data, header and flag in one cache line
-    const size_t fragment = outbound_.fragmentBytes(req->bytes);
     while (send.fragments == 0 || req->completed < req->bytes) {
       FragmentPacker::Place place;
-      if (!reserve(line ? 0 : std::min(fragment, req->bytes - req->completed), &place)) {
-        return moved;
-      }
+      if (!reserve(dataWanted(send), &place)) return moved;
       SlotHeader& header = outbound_.header(sendTail_);
       size_t n = place.bytes;  // 0 for a line message: reserve(0) takes no data bytes
       if (line) {

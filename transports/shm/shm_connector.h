@@ -92,6 +92,8 @@ class ShmConnector : public Connector {
   bool moveSends();  // returns whether anything moved
   // Finds room for the next fragment of up to `want` bytes; false while the FIFO is full.
   bool reserve(size_t want, FragmentPacker::Place* place);
+  /// The data bytes the next fragment of `send` needs in the FIFO.
+  size_t dataWanted(const PendingSend& send) const;
   bool publishRendezvous(PendingSend& send);
   bool completeReadSends();
   Status moveRecvs(bool* moved);
