@@ -7,7 +7,9 @@
 //    that fails on the very stream that holds it (one stream per peer);
 //  - malformed notices are rejected, naming the peer;
 //  - a sender finishes the fragment in flight before the notice, so the byte
-//    stream stays framed (parsed here independently of the connector);
+//    stream stays framed (parsed here independently of the connector), also
+//    when the socket is full as the abort begins and the peer reads later;
+//    a peer that never reads costs the abort its grace, no more;
 //  - wait reports go out between fragments, are recorded by the receiver,
 //    and leave the connection working.
 #include <gtest/gtest.h>
@@ -15,9 +17,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/net/socket_util.h"
@@ -204,23 +209,9 @@ size_t socketCapacity() {
   return n > 0 ? static_cast<size_t>(n) : 0;
 }
 
-TEST(SocketNotice, SenderFinishesTheFragmentInFlightFirst) {
-  Link link(1);
-  // Larger than the socket takes at once: the first pump leaves a fragment half sent.
-  const size_t bytes = socketCapacity() + 65536;
-  std::vector<uint8_t> data(bytes);
-  for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(i * 7 + 1);
-  Request s;
-  ASSERT_TRUE(link.conn->postSend(data.data(), bytes, &s).isOk());
-  ASSERT_TRUE(link.pump().isOk());
-  ASSERT_LT(s.completed, bytes) << "the socket took the whole message; the test needs a partial";
-  std::vector<uint8_t> wire = link.drain(0);
-  link.conn->sendAbortNotice(3, "rank 3: gone");
-  link.conn->shutdownStreams();
-  std::vector<uint8_t> rest = link.drain(0);
-  wire.insert(wire.end(), rest.begin(), rest.end());
-
-  // Parse: data fragments (in order, on one stream) up to the one in flight, then the notice.
+// Parses `wire` as data fragments of `data` (in order, on one stream) up to the
+// one in flight, then the notice {3, "rank 3: gone"} as the last bytes.
+void expectFragmentsThenNotice(const std::vector<uint8_t>& wire, const std::vector<uint8_t>& data) {
   size_t at = 0, payload = 0;
   bool sawNotice = false;
   while (at + sizeof(socket::FrameHeader) <= wire.size()) {
@@ -245,6 +236,72 @@ TEST(SocketNotice, SenderFinishesTheFragmentInFlightFirst) {
   EXPECT_TRUE(sawNotice);
   EXPECT_EQ(at, wire.size()) << "bytes after the notice";
   EXPECT_GT(payload, 0u);
+}
+
+std::vector<uint8_t> patterned(size_t bytes) {
+  std::vector<uint8_t> data(bytes);
+  for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(i * 7 + 1);
+  return data;
+}
+
+TEST(SocketNotice, SenderFinishesTheFragmentInFlightFirst) {
+  Link link(1);
+  // Larger than the socket takes at once: the first pump leaves a fragment half sent.
+  const std::vector<uint8_t> data = patterned(socketCapacity() + 65536);
+  Request s;
+  ASSERT_TRUE(link.conn->postSend(data.data(), data.size(), &s).isOk());
+  ASSERT_TRUE(link.pump().isOk());
+  ASSERT_LT(s.completed, data.size())
+      << "the socket took the whole message; the test needs a partial";
+  std::vector<uint8_t> wire = link.drain(0);
+  socket::deliverAbortNotices(std::span(&link.conn, 1), 3, "rank 3: gone");
+  link.conn->shutdownStreams();
+  std::vector<uint8_t> rest = link.drain(0);
+  wire.insert(wire.end(), rest.begin(), rest.end());
+  expectFragmentsThenNotice(wire, data);
+}
+
+// The socket is full when the abort begins; the peer, not yet aware of the
+// failure, reads on a moment later. The notice must still reach it whole.
+TEST(SocketNotice, ReachesAPeerThatReadsOnlyAfterTheAbortBegan) {
+  Link link(1);
+  const std::vector<uint8_t> data = patterned(socketCapacity() + 65536);
+  Request s;
+  ASSERT_TRUE(link.conn->postSend(data.data(), data.size(), &s).isOk());
+  ASSERT_TRUE(link.pump().isOk());
+  ASSERT_LT(s.completed, data.size())
+      << "the socket took the whole message; the test needs a partial";
+  std::vector<uint8_t> wire;
+  std::thread reader([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    for (int quiet = 0; quiet < 50;) {  // until nothing came for 50 ms
+      std::vector<uint8_t> more = link.drain(0);
+      quiet = more.empty() ? quiet + 1 : 0;
+      wire.insert(wire.end(), more.begin(), more.end());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  socket::deliverAbortNotices(std::span(&link.conn, 1), 3, "rank 3: gone", 10000);
+  link.conn->shutdownStreams();
+  reader.join();
+  std::vector<uint8_t> rest = link.drain(0);
+  wire.insert(wire.end(), rest.begin(), rest.end());
+  expectFragmentsThenNotice(wire, data);
+}
+
+TEST(SocketNotice, APeerThatNeverReadsCostsTheAbortItsGraceOnly) {
+  Link link(1);
+  const std::vector<uint8_t> data = patterned(socketCapacity() + 65536);
+  Request s;
+  ASSERT_TRUE(link.conn->postSend(data.data(), data.size(), &s).isOk());
+  ASSERT_TRUE(link.pump().isOk());
+  ASSERT_LT(s.completed, data.size());
+  const auto start = std::chrono::steady_clock::now();
+  socket::deliverAbortNotices(std::span(&link.conn, 1), 3, "rank 3: gone", 100);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(seconds, 0.09);
+  EXPECT_LT(seconds, 5.0) << "the abort waited far beyond its grace";
 }
 
 TEST(SocketNotice, WaitReportsAreRecordedAndTheConnectionGoesOn) {

@@ -2,12 +2,15 @@
 // several TCP streams (see socket_connector.cc for the protocol).
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -75,12 +78,18 @@ class SocketConnector final : public Connector {
   const Status& error() const { return error_; }
   /// shutdown(SHUT_RDWR) on every stream so the peer sees EOF (thread-safe).
   void shutdownStreams();
-  /// Best effort, never blocks: finishes each stream's fragment in flight if
-  /// the socket takes it at once, then writes an abort notice naming `origin`,
-  /// the rank at fault, with `reason` (see socket_wire.h). Call only from the
-  /// thread that runs progress(), while the posted send buffers are alive
-  /// (the engine's failure path), and before shutdownStreams().
-  void sendAbortNotice(int origin, const std::string& reason);
+  /// Readies an abort notice on every open stream: the fragment in flight is
+  /// finished first, then a notice naming `origin`, the rank at fault, with
+  /// `reason` (see socket_wire.h). Nothing is sent yet: sendFarewells() does
+  /// that, and deliverAbortNotices() below runs both for every peer. Call only
+  /// from the thread that runs progress(), while the posted send buffers are
+  /// alive (the engine's failure path), and before shutdownStreams().
+  void queueAbortNotice(int origin, const std::string& reason);
+  /// Writes what the sockets take now of the notices queueAbortNotice readied;
+  /// true when nothing is left to send (sent, or given up on a failed socket).
+  bool sendFarewells();
+  /// The streams whose notice is still waiting for room in the socket.
+  void farewellPollFds(std::vector<pollfd>* fds) const;
   /// Queues a wait report (this rank waited BRAID_TIMEOUT for `waitedFor`) to
   /// go out on stream 0 between two fragments; the connection goes on.
   void queueWaitReport(int waitedFor);
@@ -132,6 +141,9 @@ class SocketConnector final : public Connector {
     std::string noticeReason;  // an abort notice's text, while it arrives
     std::string control;       // notices to send before the next fragment
     size_t controlSent = 0;
+    std::string farewell;  // an abort notice (after the fragment in flight), while it goes out
+    size_t farewellSent = 0;
+    bool leaving = false;    // farewell (and the fragment before it) not yet all sent
     TlsSession tls;          // inactive on a plain stream
     SSL* sendSsl = nullptr;  // tls.userSend(): null where sends are plain system calls
     SSL* recvSsl = nullptr;  // tls.userRecv()
@@ -147,7 +159,6 @@ class SocketConnector final : public Connector {
   Status readNotice(Stream& s, int index);
   Status preferNotice(Status error);
   void salvageNotice(int index);
-  bool finishOutFragment(Stream& s);
   Status sendControl(int index, bool* flushed);
   Status receivePayload(Stream& s, int index, size_t* moved, bool* closed);
   void finishFragment(Stream& s);
@@ -174,5 +185,16 @@ class SocketConnector final : public Connector {
   Status error_;
   Status notice_;  // set once an abort notice from the peer has been read
 };
+
+/// How long an abort waits, in all, for peers to make room for its notices.
+/// A peer that has not heard of the failure is reading, and a notice it never
+/// gets makes it blame this rank instead of the origin; a peer that is
+/// stopped, or aborting too, reads nothing, and only costs the abort this long.
+inline constexpr int kAbortNoticeGraceMs = 250;
+
+/// Tells every peer of `connectors` (null entries skipped) that `origin` failed
+/// with `reason`, waiting at most `graceMs` for room in full sockets.
+void deliverAbortNotices(std::span<const std::unique_ptr<SocketConnector>> connectors, int origin,
+                         const std::string& reason, int graceMs = kAbortNoticeGraceMs);
 
 }  // namespace braid::transport::socket

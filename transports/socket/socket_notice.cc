@@ -28,39 +28,24 @@
 // a rank that times out follows the chain of waits to the rank that reported
 // none: the stalled one (see waitChain in socket_transport.cc).
 //
-// Bounded. The sockets are non-blocking; the sender gives up on a stream the
-// moment the kernel does not take bytes at once (a full socket buffer), so a
-// notice never delays an abort by more than a few system calls per stream.
-// A peer that gets no notice, or half of one, still reads EOF as before and
-// names the sender; a process that dies without a word is detected by EOF.
+// Bounded. The sockets are non-blocking. The fragment in flight and the notice
+// behind it may not fit a full socket buffer at once, and a peer that has not
+// heard of the failure yet is reading: so the abort polls the streams that
+// still hold a notice until it is out, for kAbortNoticeGraceMs at most in all
+// (a stopped peer, or one aborting too, reads nothing). A socket that fails
+// (the peer is gone) is given up at once. A peer that gets no notice, or half
+// of one, still reads EOF as before and names the sender; a process that dies
+// without a word is detected by EOF.
 #include <sys/uio.h>
 
 #include <algorithm>
 
+#include "core/deadline.h"
 #include "transports/failure_report.h"
 #include "transports/socket/socket_connector.h"
 
 namespace braid::transport::socket {
 namespace {
-
-// Writes `iov` fully or gives up (false) when the socket would block or fails.
-bool sendAllOrGiveUp(int fd, SSL* ssl, iovec* iov, int count) {
-  while (count > 0) {
-    Result<IoResult> r = sendOn(fd, ssl, iov, count);
-    if (!r.isOk() || r->bytes == 0) return false;
-    size_t left = r->bytes;
-    while (count > 0 && left >= iov->iov_len) {
-      left -= iov->iov_len;
-      ++iov;
-      --count;
-    }
-    if (count > 0) {
-      iov->iov_base = static_cast<uint8_t*>(iov->iov_base) + left;
-      iov->iov_len -= left;
-    }
-  }
-  return true;
-}
 
 // A peer's text, made printable (it ends up in logs and error strings).
 std::string printable(const std::string& text) {
@@ -73,38 +58,90 @@ std::string printable(const std::string& text) {
 
 }  // namespace
 
-bool SocketConnector::finishOutFragment(Stream& s) {
-  if (s.controlSent > 0 && s.controlSent < s.control.size()) {  // a notice half sent
-    iovec rest = {s.control.data() + s.controlSent, s.control.size() - s.controlSent};
-    s.control.clear();
-    s.controlSent = 0;
-    if (!sendAllOrGiveUp(s.fd.get(), s.sendSsl, &rest, 1)) return false;
-  }
-  s.control.clear();  // queued reports are moot once this rank aborts
-  s.controlSent = 0;
-  OutFragment& out = s.out;
-  if (out.msg == nullptr) return true;
-  iovec iov[2] = {{reinterpret_cast<uint8_t*>(&out.header) + out.headerSent,
-                   sizeof(FrameHeader) - out.headerSent},
-                  {const_cast<uint8_t*>(out.msg->src) + out.header.offset + out.payloadSent,
-                   out.header.length - out.payloadSent}};
-  bool finished = sendAllOrGiveUp(s.fd.get(), s.sendSsl, iov, iov[1].iov_len > 0 ? 2 : 1);
-  // The stream is shut down next: whatever was sent, nothing more goes out on it.
-  out = OutFragment{};
-  return finished;
-}
-
-void SocketConnector::sendAbortNotice(int origin, const std::string& reason) {
+void SocketConnector::queueAbortNotice(int origin, const std::string& reason) {
   // A link that failed is read by nobody any more, except when what failed is the peer's
   // message size: the peer is alive and reads on, and without the notice it would meet
   // this rank's shutdown and blame this rank.
   if (!error_.isOk() && error_.message().find(kDifferentSizes) == std::string::npos) return;
-  std::string text = reason.substr(0, kNoticeReasonBytes);
+  const std::string text = reason.substr(0, kNoticeReasonBytes);
+  const FrameHeader header = noticeHeader(origin, static_cast<uint32_t>(text.size()));
   for (Stream& s : streams_) {
-    if (s.eof || !finishOutFragment(s)) continue;
-    FrameHeader header = noticeHeader(origin, static_cast<uint32_t>(text.size()));
-    iovec iov[2] = {{&header, sizeof(header)}, {text.data(), text.size()}};
-    (void)sendAllOrGiveUp(s.fd.get(), s.sendSsl, iov, text.empty() ? 1 : 2);
+    if (s.eof) continue;
+    // Control bytes go out only between fragments, so at most one of a half-sent
+    // report and a fragment in flight precedes the notice; reports not yet
+    // started are moot once this rank aborts.
+    s.farewell = s.controlSent > 0 ? s.control.substr(s.controlSent) : std::string();
+    s.control.clear();
+    s.controlSent = 0;
+    s.farewell.append(reinterpret_cast<const char*>(&header), sizeof(header));
+    s.farewell += text;
+    s.farewellSent = 0;
+    s.leaving = true;
+  }
+}
+
+bool SocketConnector::sendFarewells() {
+  bool allSent = true;
+  for (Stream& s : streams_) {
+    while (s.leaving) {
+      OutFragment& out = s.out;
+      iovec iov[3];
+      int count = 0;
+      if (out.msg != nullptr) {
+        iov[count++] = {reinterpret_cast<uint8_t*>(&out.header) + out.headerSent,
+                        sizeof(FrameHeader) - out.headerSent};
+        iov[count++] = {const_cast<uint8_t*>(out.msg->src) + out.header.offset + out.payloadSent,
+                        out.header.length - out.payloadSent};
+      }
+      iov[count++] = {s.farewell.data() + s.farewellSent, s.farewell.size() - s.farewellSent};
+      Result<IoResult> r = sendOn(s.fd.get(), s.sendSsl, iov, count);
+      if (!r.isOk()) {  // the peer is gone: it reads nothing more
+        s.leaving = false;
+        break;
+      }
+      if (r->bytes == 0) {
+        allSent = false;
+        break;
+      }
+      size_t left = r->bytes;
+      if (out.msg != nullptr) {
+        const size_t headerPart = std::min(left, sizeof(FrameHeader) - out.headerSent);
+        out.headerSent += headerPart;
+        left -= headerPart;
+        const size_t payloadPart = std::min(left, size_t{out.header.length} - out.payloadSent);
+        out.payloadSent += payloadPart;
+        left -= payloadPart;
+        if (out.headerSent == sizeof(FrameHeader) && out.payloadSent == out.header.length) {
+          out = OutFragment{};  // the stream is shut down next: no more fragments
+        }
+      }
+      s.farewellSent += left;
+      if (out.msg == nullptr && s.farewellSent == s.farewell.size()) s.leaving = false;
+    }
+  }
+  return allSent;
+}
+
+void SocketConnector::farewellPollFds(std::vector<pollfd>* fds) const {
+  for (const Stream& s : streams_) {
+    if (s.leaving) fds->push_back(pollfd{s.fd.get(), POLLOUT, 0});
+  }
+}
+
+void deliverAbortNotices(std::span<const std::unique_ptr<SocketConnector>> connectors, int origin,
+                         const std::string& reason, int graceMs) {
+  for (const auto& c : connectors) {
+    if (c) c->queueAbortNotice(origin, reason);
+  }
+  const Deadline deadline = Deadline::in(std::max(graceMs, 1) / 1000.0);  // 0 is not "never"
+  std::vector<pollfd> waiting;
+  while (true) {
+    waiting.clear();
+    for (const auto& c : connectors) {
+      if (c && !c->sendFarewells()) c->farewellPollFds(&waiting);
+    }
+    if (waiting.empty() || deadline.expired()) return;
+    (void)::poll(waiting.data(), waiting.size(), std::max(1, deadline.remainingMs(graceMs)));
   }
 }
 

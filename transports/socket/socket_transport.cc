@@ -130,9 +130,7 @@ class SocketTransport final : public Transport {
     if (origin >= 0) {
       const std::string why =
           reason.message().empty() ? "no reason given" : firstHandAccount(reason.message());
-      for (const auto& c : connectors_) {
-        if (c) c->sendAbortNotice(origin, why);
-      }
+      socket::deliverAbortNotices(connectors_, origin, why);
     }
     for (const auto& c : connectors_) {
       if (c) c->shutdownStreams();
