@@ -87,6 +87,28 @@ Status readChoice(const char* var, std::initializer_list<const char*> choices, s
   return badValue(var, v, expected.c_str());
 }
 
+// BRAID_SOCKET_CONGESTION: auto, system, or a congestion control's name as the kernel spells
+// it (letters, digits, '_' and '-', at most 15 characters: TCP_CA_NAME_MAX less the NUL).
+// Whether the kernel has it is only known when a socket asks for it (the transport says).
+Status readCongestion(std::string* out) {
+  const char* v = std::getenv("BRAID_SOCKET_CONGESTION");
+  if (v == nullptr || *v == '\0') return Status::ok();
+  const size_t length = std::strlen(v);
+  bool valid = length <= 15;
+  for (size_t i = 0; valid && i < length; ++i) {
+    const char ch = v[i];
+    valid = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+            ch == '_' || ch == '-';
+  }
+  if (!valid) {
+    return badValue("BRAID_SOCKET_CONGESTION", v,
+                    "auto, system, or a TCP congestion control's name (e.g. reno, cubic, bbr: "
+                    "letters, digits, '_' or '-', at most 15 characters)");
+  }
+  *out = v;
+  return Status::ok();
+}
+
 // A BRAID_ALGO / BRAID_PROTO spec: syntax checked here; names against `names` when given
 // (algorithm names are the registry's business: collectives/algorithm.h checks them).
 Status readSpec(const char* var, std::initializer_list<const char*> names, std::string* out) {
@@ -233,6 +255,7 @@ Result<Config> Config::fromEnv() {
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_BUFFER_BYTES", 0, &c.socketBufferBytes));
   BRAID_RETURN_IF_ERROR(readBytes("BRAID_SOCKET_FRAGMENT_BYTES", 0, &c.socketFragmentBytes));
   BRAID_RETURN_IF_ERROR(checkSocketFragmentBytes(c.socketFragmentBytes));
+  BRAID_RETURN_IF_ERROR(readCongestion(&c.socketCongestion));
   if (c.socketBufferBytes != 0 && c.socketBufferBytes < 4096) {
     return invalidArgument(
         "BRAID_SOCKET_BUFFER_BYTES must be 0 (the kernel sizes the buffers) "

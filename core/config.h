@@ -36,6 +36,11 @@ struct Config {
   int socketStreams = 0;           // BRAID_SOCKET_NSTREAMS: TCP connections per peer; 0: automatic
   size_t socketBufferBytes = 0;    // BRAID_SOCKET_BUFFER_BYTES: SO_SNDBUF/RCVBUF; 0: autotuned
   size_t socketFragmentBytes = 0;  // BRAID_SOCKET_FRAGMENT_BYTES; 0: auto (socket_transport.h)
+  // BRAID_SOCKET_CONGESTION: the TCP congestion control of the socket streams. "auto" (unset):
+  // streams between two ranks on one host run reno, the others the system's default;
+  // "system": every stream the system's default; a name (e.g. "cubic"): every stream that one
+  // (transports/socket/congestion.h).
+  std::string socketCongestion = "auto";
   // BRAID_SOCKET_TLS=1: TLS 1.3 on every socket stream (transports/socket/tls.h), keyed by the
   // communicator's secret, or by certificates when BRAID_TLS_CERT/KEY/CA name all three files.
   bool socketTls = false;

@@ -6,6 +6,13 @@
 // j + d - 1 and forwards it to its successor in step j + d, so after the
 // pipeline fills every link carries one chunk per step. The root sends from
 // send and copies send to recv (skipped in place); the last rank only receives.
+//
+// Chunks exist so that a rank can forward one while the next arrives. On two
+// ranks nobody forwards, so the buffer goes as one message: over TCP a 2 MiB
+// broadcast cut into 512 KiB chunks ran slower than one message, and on
+// shared memory the two measured even (perf/RESULTS.md, "TCP, 2 ranks").
+#include <algorithm>
+
 #include "collectives/algorithms/builders.h"
 #include "collectives/algorithms/rank_order.h"
 #include "collectives/algorithms/schedule_writer.h"
@@ -23,9 +30,10 @@ Schedule buildRingBroadcast(const CollArgs& args) {
   const Slice whole{0, args.count};
   if (isRoot) w.addCopy(0, w.span(BufferId::kRecv, whole), w.span(BufferId::kSend, whole));
 
-  const size_t chunks = numChunks(args.count, w.chunk());
+  const size_t perChunk = n == 2 ? std::max<size_t>(args.count, 1) : w.chunk();
+  const size_t chunks = numChunks(args.count, perChunk);
   for (size_t j = 0; j < chunks; ++j) {
-    Slice part = chunkOf(whole, w.chunk(), j);
+    Slice part = chunkOf(whole, perChunk, j);
     if (!isRoot) w.addRecv(j + position - 1, chain.prev(r), w.span(BufferId::kRecv, part));
     if (!isLast) {
       BufferId from = isRoot ? BufferId::kSend : BufferId::kRecv;

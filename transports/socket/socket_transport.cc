@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "transports/failure_report.h"
+#include "transports/socket/congestion.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_setup.h"
 #include "transports/socket/tls_setup.h"
@@ -254,6 +255,11 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   }
   BRAID_ASSIGN_OR_RETURN(std::vector<std::vector<Fd>> peers,
                          socket::connectPeers(bootstrap, options));
+  for (const std::vector<Fd>& streams : peers) {
+    for (const Fd& fd : streams) {
+      BRAID_RETURN_IF_ERROR(socket::applyCongestionControl(fd.get(), config.socketCongestion));
+    }
+  }
   std::vector<std::vector<TlsSession>> sessions;
   if (tlsContext != nullptr) {
     BRAID_ASSIGN_OR_RETURN(
