@@ -31,11 +31,8 @@
 // (socket_notice.cc), the rank the notice blames.
 #include "transports/socket/socket_connector.h"
 
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-
-#include <cstdlib>
 
 #include <algorithm>
 #include <cstring>
@@ -69,7 +66,6 @@ SocketConnector::SocketConnector(int rank, int peer, int nranks, std::vector<Fd>
       abort_(abort),
       waits_(waits),
       fragmentBytes_(fragmentBytes) {
-  if (const char* v = std::getenv("XB_BATCH")) recvBatchBytes_ = std::strtoull(v, nullptr, 0);
   streams_.resize(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) streams_[i].fd = std::move(streams[i]);
   for (size_t i = 0; i < tls.size() && i < streams_.size(); ++i) {
@@ -295,17 +291,6 @@ Status SocketConnector::receivePayload(Stream& s, int index, size_t* moved, bool
   RecvMessage& msg = *in.msg;
   const RecvSink& sink = msg.sink;
   size_t left = in.header.length - in.payloadGot;
-  if (sink.reduce == nullptr && recvBatchBytes_ > 0 && !s.tls.active()) {
-    const size_t want = std::min(left, recvBatchBytes_);
-    if (want > 1) {
-      setLowat(s, want);
-      pollfd p{s.fd.get(), POLLIN, 0};
-      if (::poll(&p, 1, 0) == 0) {
-        *moved = 0;
-        return Status::ok();
-      }
-    }
-  }
   if (sink.reduce == nullptr) {
     // The next header rides along: the system call that ends this payload
     // usually finds it waiting, and reading it here saves one per fragment.
@@ -341,16 +326,7 @@ Status SocketConnector::receivePayload(Stream& s, int index, size_t* moved, bool
   return Status::ok();
 }
 
-bool SocketConnector::setLowat(Stream& s, size_t bytes) {
-  if (s.lowat == bytes) return true;
-  int v = static_cast<int>(bytes);
-  if (::setsockopt(s.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) != 0) return false;
-  s.lowat = bytes;
-  return true;
-}
-
 void SocketConnector::finishFragment(Stream& s) {
-  setLowat(s, 1);
   RecvMessage& msg = *s.in.msg;
   s.in = InFragment{};
   s.in.header = s.ahead;  // what of the next header came with the payload

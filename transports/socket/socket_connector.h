@@ -147,7 +147,6 @@ class SocketConnector final : public Connector {
     TlsSession tls;          // inactive on a plain stream
     SSL* sendSsl = nullptr;  // tls.userSend(): null where sends are plain system calls
     SSL* recvSsl = nullptr;  // tls.userRecv()
-    size_t lowat = 1;        // SO_RCVLOWAT set on fd now
   };
 
   bool assignFragment(Stream& s);
@@ -177,8 +176,6 @@ class SocketConnector final : public Connector {
   const AbortState* const abort_;  // the transport's; outlives this connector
   std::vector<int>* const waits_;  // the transport's; may be null
   const size_t fragmentBytes_;
-  size_t recvBatchBytes_ = 0;
-  bool setLowat(Stream& s, size_t bytes);
   std::vector<Stream> streams_;
   std::deque<SendMessage> sends_;  // posted, not yet done, in seq order
   std::deque<RecvMessage> recvs_;
