@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -144,29 +145,39 @@ constexpr TypeOp kTypeOps[] = {{braidInt32, braidSum},   {braidFloat64, braidPro
                                {braidInt32, braidMax},   {braidInt32, braidAvg},
                                {braidFloat32, braidMin}, {braidFloat32, braidAvg}};
 
+// Runs `algorithm` on `hosts` (and `domains`) over counts, chunk sizes and in/out of place,
+// with the (type, op) pairs and roots in turn (`variant` carries the turn across calls).
+void runVariants(const Algorithm& algorithm, const Layout& hosts, const Layout& domains,
+                 std::initializer_list<size_t> counts, std::initializer_list<size_t> chunks,
+                 size_t* variant) {
+  const int n = static_cast<int>(hosts.size());
+  for (size_t count : counts) {
+    for (size_t chunkBytes : chunks) {
+      for (bool inPlace : {false, true}) {
+        const TypeOp& t = kTypeOps[(*variant)++ % std::size(kTypeOps)];
+        Case c = baseCase(algorithm.kind, algorithm.name, hosts,
+                          static_cast<int>((count + *variant) % n));
+        c.domains = domains;
+        c.count = count;
+        c.chunkBytes = chunkBytes;
+        c.inPlace = inPlace;
+        c.type = t.type;
+        c.op = t.op;
+        if (algorithm.supports != nullptr && !algorithm.supports(argsFor(c, 0))) continue;
+        runCase(c);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 TEST(HostOrderScheduleTest, EveryAlgorithmMatchesReferenceOnEveryLayout) {
   size_t variant = 0;
   for (const Algorithm& algorithm : allAlgorithms()) {
     if (algorithm.kind == CollKind::kBarrier) continue;  // no data; counted below
     for (const Layout& hosts : layouts()) {
-      const int n = static_cast<int>(hosts.size());
-      for (size_t count : {size_t(1), size_t(7), size_t(131)}) {
-        for (size_t chunkBytes : {size_t(40), size_t(1) << 20}) {
-          for (bool inPlace : {false, true}) {
-            const TypeOp& t = kTypeOps[variant++ % std::size(kTypeOps)];
-            const int root = static_cast<int>((count + variant) % n);
-            Case c = baseCase(algorithm.kind, algorithm.name, hosts, root);
-            c.count = count;
-            c.chunkBytes = chunkBytes;
-            c.inPlace = inPlace;
-            c.type = t.type;
-            c.op = t.op;
-            if (algorithm.supports != nullptr && !algorithm.supports(argsFor(c, 0))) continue;
-            runCase(c);
-            if (HasFatalFailure()) return;
-          }
-        }
-      }
+      runVariants(algorithm, hosts, {}, {1, 7, 131}, {40, size_t(1) << 20}, &variant);
+      if (HasFatalFailure()) return;
     }
   }
 }
@@ -338,23 +349,8 @@ TEST(DomainOrderScheduleTest, EveryAlgorithmMatchesReference) {
   for (const Algorithm& algorithm : allAlgorithms()) {
     if (algorithm.kind == CollKind::kBarrier) continue;
     for (const DomainLayout& layout : domainLayouts()) {
-      const int n = static_cast<int>(layout.hosts.size());
-      for (size_t count : {size_t(1), size_t(131)}) {
-        for (bool inPlace : {false, true}) {
-          const TypeOp& t = kTypeOps[variant++ % std::size(kTypeOps)];
-          Case c = baseCase(algorithm.kind, algorithm.name, layout.hosts,
-                            static_cast<int>((count + variant) % n));
-          c.domains = layout.domains;
-          c.count = count;
-          c.chunkBytes = 40;
-          c.inPlace = inPlace;
-          c.type = t.type;
-          c.op = t.op;
-          if (algorithm.supports != nullptr && !algorithm.supports(argsFor(c, 0))) continue;
-          runCase(c);
-          if (HasFatalFailure()) return;
-        }
-      }
+      runVariants(algorithm, layout.hosts, layout.domains, {1, 131}, {40}, &variant);
+      if (HasFatalFailure()) return;
     }
   }
 }
