@@ -76,7 +76,8 @@ struct CollArgs {
   int nranks = 1;
   bool inPlace = false;  // send and recv name the same memory as the C API allows
   /// Pipelining granularity: transfers are cut into chunks of at most this many bytes
-  /// (rounded down to whole elements). Builders must accept any value >= 1 element.
+  /// (rounded down to whole elements), except a 2-rank ring broadcast's one message
+  /// (nobody forwards it). Builders must accept any value >= 1 element.
   size_t chunkBytes = size_t(1) << 20;
   /// The host index of every rank (hosts numbered 0, 1, ... by lowest rank), the same on
   /// every rank; hierarchical algorithms read it. Null: unknown, taken as one host.
