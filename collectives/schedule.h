@@ -81,6 +81,9 @@ struct CollArgs {
   /// The host index of every rank (hosts numbered 0, 1, ... by lowest rank), the same on
   /// every rank; hierarchical algorithms read it. Null: unknown, taken as one host.
   std::shared_ptr<const std::vector<int>> hosts;
+  /// The cache domain (L3) of every rank, the same on every rank: ring and chain orders
+  /// group a host's ranks by it (rank_order.h). Null: unknown, taken as one domain.
+  std::shared_ptr<const std::vector<int>> domains;
   /// The transport as selection sees it, the same on every rank: every link is shared
   /// memory, where the exchange all-reduce is preferred up to tinyBytes per rank
   /// (BRAID_TINY_BYTES; 0: never preferred).

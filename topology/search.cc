@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "topology/residual.h"
 
@@ -293,16 +294,25 @@ bool ringUsesOnly(const HostKind& host, const Ring& ring, LinkType type) {
   return true;
 }
 
-std::vector<int> hostLocalRingOrder(const std::vector<int>& hostOfRank) {
-  // Each host's place is its lowest rank; a stable sort keeps rank order inside a host.
+std::vector<int> hostLocalRingOrder(const std::vector<int>& hostOfRank,
+                                    const std::vector<int>& domainOfRank) {
+  // A host's place is its lowest rank, and a domain's its lowest rank on that host;
+  // a stable sort keeps rank order inside a domain.
+  const bool byDomain = domainOfRank.size() == hostOfRank.size();
   std::map<int, int> firstRankOfHost;
+  std::map<std::pair<int, int>, int> firstRankOfDomain;
+  const auto domainKey = [&](size_t r) {
+    return std::make_pair(hostOfRank[r], byDomain ? domainOfRank[r] : 0);
+  };
   for (size_t r = 0; r < hostOfRank.size(); ++r) {
     firstRankOfHost.emplace(hostOfRank[r], static_cast<int>(r));
+    firstRankOfDomain.emplace(domainKey(r), static_cast<int>(r));
   }
   std::vector<int> order(hostOfRank.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
-    return firstRankOfHost[hostOfRank[x]] < firstRankOfHost[hostOfRank[y]];
+    return std::make_pair(firstRankOfHost[hostOfRank[x]], firstRankOfDomain[domainKey(x)]) <
+           std::make_pair(firstRankOfHost[hostOfRank[y]], firstRankOfDomain[domainKey(y)]);
   });
   return order;
 }

@@ -59,8 +59,12 @@ bool ringUsesOnly(const HostKind& host, const Ring& ring, LinkType type);
 
 /// The order of ranks around a ring that crosses each host boundary once: ranks grouped by
 /// `hostOfRank` (hosts in order of their lowest rank), ranks of a host in rank order.
-/// Pure; identical on every rank given the same input.
-std::vector<int> hostLocalRingOrder(const std::vector<int>& hostOfRank);
+/// With `domainOfRank` (the same size; empty: none), a host's ranks are grouped further by
+/// cache domain (domains in order of their lowest rank on that host), so that the ring also
+/// crosses each domain boundary inside a host once. Pure; identical on every rank given
+/// the same input.
+std::vector<int> hostLocalRingOrder(const std::vector<int>& hostOfRank,
+                                    const std::vector<int>& domainOfRank = {});
 
 /// "gpu0 -> gpu3 -> ... (25 GB/s, nvlink)" for printing.
 std::string describeRing(const HostKind& host, const Ring& ring);

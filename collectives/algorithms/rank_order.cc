@@ -1,7 +1,7 @@
 // Host-grouped ring and chain orders (see rank_order.h).
 #include "collectives/algorithms/rank_order.h"
 
-#include <numeric>
+#include <algorithm>
 
 #include "collectives/algorithms/hierarchical.h"
 #include "topology/search.h"
@@ -10,13 +10,20 @@ namespace braid::coll {
 
 namespace {
 
-std::vector<int> plainOrder(int nranks) {
-  std::vector<int> ranks(static_cast<size_t>(nranks));
-  std::iota(ranks.begin(), ranks.end(), 0);
-  return ranks;
+bool hasUsableHostMap(const CollArgs& args) { return args.hosts != nullptr && hostsAreValid(args); }
+
+// Every rank's host, or all on host 0 without a usable map.
+std::vector<int> hostsOf(const CollArgs& args) {
+  if (hasUsableHostMap(args)) return *args.hosts;
+  return std::vector<int>(static_cast<size_t>(args.nranks), 0);
 }
 
-bool hasUsableHostMap(const CollArgs& args) { return args.hosts != nullptr && hostsAreValid(args); }
+// Every rank's cache domain, or none (empty) without a map of the right size.
+std::vector<int> domainsOf(const CollArgs& args) {
+  const bool usable =
+      args.domains != nullptr && static_cast<int>(args.domains->size()) == args.nranks;
+  return usable ? *args.domains : std::vector<int>();
+}
 
 }  // namespace
 
@@ -26,25 +33,28 @@ RankOrder::RankOrder(std::vector<int> ranks) : ranks_(std::move(ranks)) {
 }
 
 RankOrder RankOrder::ring(const CollArgs& args) {
-  if (!hasUsableHostMap(args)) return RankOrder(plainOrder(args.nranks));
-  return RankOrder(topo::hostLocalRingOrder(*args.hosts));
+  return RankOrder(topo::hostLocalRingOrder(hostsOf(args), domainsOf(args)));
 }
 
 RankOrder RankOrder::chain(const CollArgs& args, int root) {
-  if (!hasUsableHostMap(args)) {
-    std::vector<int> ranks;
-    for (int d = 0; d < args.nranks; ++d) ranks.push_back(ringPeer(root, args.nranks, d));
-    return RankOrder(std::move(ranks));
+  // Each host's stretch of the ring order (domains grouped inside it), hosts by index.
+  const std::vector<int> hostOf = hostsOf(args);
+  std::vector<std::vector<int>> stretchOf;
+  const RankOrder ring = RankOrder::ring(args);
+  for (int rank : ring.ranks()) {
+    const size_t host = static_cast<size_t>(hostOf[rank]);
+    if (stretchOf.size() <= host) stretchOf.resize(host + 1);
+    stretchOf[host].push_back(rank);
   }
-  const HostLayout layout = hostLayout(args);
-  const int hosts = layout.numHosts();
-  const int rootHost = layout.hostOf[root];
+  const int hosts = static_cast<int>(stretchOf.size());
+  const int rootHost = hostOf[root];
   std::vector<int> ranks;
   for (int i = 0; i < hosts; ++i) {
-    const std::vector<int>& local = layout.ranksOf[ringPeer(rootHost, hosts, i)];
+    const std::vector<int>& local = stretchOf[ringPeer(rootHost, hosts, i)];
     const int m = static_cast<int>(local.size());
-    // The root's host starts at the root; every other host at its lowest rank.
-    const int first = i == 0 ? layout.localIndex[root] : 0;
+    // The root's host starts at the root; every other host where its stretch starts.
+    const int first =
+        i == 0 ? static_cast<int>(std::find(local.begin(), local.end(), root) - local.begin()) : 0;
     for (int k = 0; k < m; ++k) ranks.push_back(local[ringPeer(first, m, k)]);
   }
   return RankOrder(std::move(ranks));

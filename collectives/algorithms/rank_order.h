@@ -1,4 +1,4 @@
-// Orders of ranks that keep ring and chain traffic inside hosts.
+// Orders of ranks that keep ring and chain traffic inside hosts and cache domains.
 //
 // Ring and chain schedules move data between neighbours of an order of ranks.
 // In plain rank order, ranks spread across hosts (a round-robin launcher puts
@@ -15,6 +15,9 @@
 //                 (the double binary tree, patterns.h) give contiguous label
 //                 ranges to a subtree, so subtrees stay inside a host as far
 //                 as their sizes allow.
+// With cache domains (CollArgs::domains), each host's ranks are grouped further
+// by domain, domains in order of their lowest rank, so that neighbours share an
+// L3 where they can; the chain takes each host's stretch of that ring order.
 // Without a host map (or with a malformed one) everything is one host, and the
 // orders are the plain ones the builders always used: 0, 1, ..., n-1 and root,
 // root+1, ..., root-1. A blocked layout (hosts holding consecutive ranks) also

@@ -15,7 +15,9 @@
 #include "comm/device_side.h"
 #include "comm/flight_signal.h"
 #include "comm/host_identity.h"
+#include "comm/rank_cache_domain.h"
 #include "core/log.h"
+#include "topology/search.h"
 #include "topology/startup.h"
 #include "transports/ibverbs/ib_transport.h"
 #include "transports/mixed/mixed_transport.h"
@@ -57,8 +59,9 @@ struct SharedSettings {
 // alone: *places stays false, and their calls never pin (placeForCall).
 // Ranks a launcher already bound apart (CpuShare::apart) are left where they are.
 Status spreadLocalRanks(const std::vector<SharedSettings>& all, int rank, const CpuShare& share,
-                        bool* places) {
+                        bool* places, int* pinnedCpu) {
   *places = false;
+  *pinnedCpu = -1;
   if (share.apart) return Status::ok();
   const SharedSettings& mine = all[rank];
   int localIndex = 0, localRanks = 0;
@@ -68,9 +71,8 @@ Status spreadLocalRanks(const std::vector<SharedSettings>& all, int rank, const 
     if (static_cast<int>(r) < rank) ++localIndex;
     ++localRanks;
   }
-  int cpu = -1;
   *places = true;
-  return spreadOverCores(localIndex, localRanks, &cpu);
+  return spreadOverCores(localIndex, localRanks, pinnedCpu);
 }
 
 template <size_t N>
@@ -183,7 +185,9 @@ Status Comm::agreeOnConfig() {
                              : share.apart          ? kOwnCoreSpinIterations
                                                     : kSpinIterations;
   }
-  BRAID_RETURN_IF_ERROR(spreadLocalRanks(all, rank_, share, &placesRanks_));
+  int pinnedCpu = -1;
+  BRAID_RETURN_IF_ERROR(spreadLocalRanks(all, rank_, share, &placesRanks_, &pinnedCpu));
+  BRAID_RETURN_IF_ERROR(agreeOnCacheDomains(pinnedCpu));
   // Rank 0's BRAID_ALGO and BRAID_PROTO now rule; a name no algorithm has fails here, on
   // every rank.
   BRAID_ASSIGN_OR_RETURN(overrides_, coll::Overrides::parse(config_.algorithm, config_.protocol));
@@ -192,6 +196,21 @@ Status Comm::agreeOnConfig() {
     config_.transport = oneHost ? "shm" : "mixed";  // mixed: shm inside each host
   } else if (config_.transport == "shm" && !oneHost) {
     return invalidUsage("BRAID_TRANSPORT=shm, but the ranks run on more than one host");
+  }
+  return Status::ok();
+}
+
+// After placement: a rank braid pins is in its CPU's domain (rank_cache_domain.h).
+Status Comm::agreeOnCacheDomains(int pinnedCpu) {
+  std::vector<int32_t> all(nranks_, -1);
+  BRAID_ASSIGN_OR_RETURN(all[rank_], rankCacheDomain(rank_, nranks_, pinnedCpu));
+  if (nranks_ > 1) BRAID_RETURN_IF_ERROR(bootstrap_->allGather(all.data(), sizeof(int32_t)));
+  domains_ = std::make_shared<const std::vector<int>>(all.begin(), all.end());
+  const std::vector<int> order = topo::hostLocalRingOrder(*hosts_, *domains_);
+  if (rank_ == 0 && order != topo::hostLocalRingOrder(*hosts_)) {
+    std::string text;
+    for (int r : order) text += " " + std::to_string(r);
+    BRAID_INFO("rings follow the ranks' L3 domains: rank order%s", text.c_str());
   }
   return Status::ok();
 }

@@ -125,6 +125,8 @@ class Comm {
 
   /// The host index of every rank (see comm/host_identity.h); the same on every rank.
   const std::shared_ptr<const std::vector<int>>& hosts() const { return hosts_; }
+  /// Every rank's L3 domain (-1: unknown), for ring orders (rank_cache_domain.h).
+  const std::shared_ptr<const std::vector<int>>& domains() const { return domains_; }
 
   /// Schedules already built on this communicator (used by one call at a time).
   ScheduleCache& schedules() { return schedules_; }
@@ -152,6 +154,7 @@ class Comm {
         config_(std::move(config)),
         flight_(std::make_unique<FlightRecorder>(rank, nranks)) {}
   Status agreeOnConfig();
+  Status agreeOnCacheDomains(int pinnedCpu);
   Status failure() const;                  // health() of a failed communicator
   Status unusable(const char* api) const;  // usable() of a finalized or failed one
   Status connectTransport();
@@ -184,6 +187,7 @@ class Comm {
   std::string lastError_;
 
   std::shared_ptr<const std::vector<int>> hosts_;
+  std::shared_ptr<const std::vector<int>> domains_;
   std::vector<uint8_t> scratch_;
   ScheduleCache schedules_;
   DirectPointToPoint p2p_{*this};

@@ -75,6 +75,7 @@ coll::CollArgs toCollArgs(const Op& op) {
   a.inPlace = isInPlace(op);
   a.chunkBytes = comm.config().chunkBytes;
   a.hosts = comm.hosts();
+  a.domains = comm.domains();
   a.sharedMemory = comm.sharedMemoryLinks();
   a.tinyBytes = comm.config().tinyBytes;
   if (op.coll == CollKind::kAllToAllv) {  // the only kind that reads them

@@ -69,6 +69,10 @@ double reduceInOrder(braidRedOp_t op, braidDataType_t type, const std::vector<do
 std::string describe(const HostLayoutCase& c) {
   std::string layout;
   for (int h : c.hosts) layout += std::to_string(h);
+  if (!c.domains.empty()) {
+    layout += " domains=";
+    for (int d : c.domains) layout += std::to_string(d);
+  }
   return std::string(coll::collName(c.kind)) + "/" + c.algorithm + " hosts=" + layout +
          " count=" + std::to_string(c.count) + " chunk=" + std::to_string(c.chunkBytes) +
          (c.inPlace ? " in-place " : " ") + typeName(c.type) + " " + opName(c.op) +
@@ -87,6 +91,7 @@ CollArgs argsFor(const HostLayoutCase& c, int rank) {
   a.inPlace = c.inPlace;
   a.chunkBytes = c.chunkBytes;
   a.hosts = std::make_shared<const std::vector<int>>(c.hosts);
+  if (!c.domains.empty()) a.domains = std::make_shared<const std::vector<int>>(c.domains);
   if (c.kind == CollKind::kAllToAllv) setUnevenBlocks(&a, 0);
   return a;
 }

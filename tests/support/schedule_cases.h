@@ -53,6 +53,7 @@ struct HostLayoutCase {
   braidRedOp_t op;
   int root;
   bool roundingInputs = false;  // float32 inputs that sums round (determinism checks)
+  std::vector<int> domains;     // every rank's cache domain; empty: none given
 };
 
 /// "allreduce/hier hosts=0011 count=7 chunk=40 in-place int32 sum root=1".

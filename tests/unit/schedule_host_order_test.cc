@@ -11,11 +11,15 @@
 //    exactly H times in every step, a chain H - 1 times, and every algorithm
 //    sends as many bytes across hosts on an interleaved layout as on the
 //    blocked layout with the same hosts, so rank numbering no longer matters.
+// 3. Cache domains inside a host (CollArgs::domains): every algorithm still
+//    matches the reference, and a ring crosses each domain boundary once (H
+//    hosts, D domains in all: D crossings between domains), counted the same way.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -141,29 +145,39 @@ constexpr TypeOp kTypeOps[] = {{braidInt32, braidSum},   {braidFloat64, braidPro
                                {braidInt32, braidMax},   {braidInt32, braidAvg},
                                {braidFloat32, braidMin}, {braidFloat32, braidAvg}};
 
+// Runs `algorithm` on `hosts` (and `domains`) over counts, chunk sizes and in/out of place,
+// with the (type, op) pairs and roots in turn (`variant` carries the turn across calls).
+void runVariants(const Algorithm& algorithm, const Layout& hosts, const Layout& domains,
+                 std::initializer_list<size_t> counts, std::initializer_list<size_t> chunks,
+                 size_t* variant) {
+  const int n = static_cast<int>(hosts.size());
+  for (size_t count : counts) {
+    for (size_t chunkBytes : chunks) {
+      for (bool inPlace : {false, true}) {
+        const TypeOp& t = kTypeOps[(*variant)++ % std::size(kTypeOps)];
+        Case c = baseCase(algorithm.kind, algorithm.name, hosts,
+                          static_cast<int>((count + *variant) % n));
+        c.domains = domains;
+        c.count = count;
+        c.chunkBytes = chunkBytes;
+        c.inPlace = inPlace;
+        c.type = t.type;
+        c.op = t.op;
+        if (algorithm.supports != nullptr && !algorithm.supports(argsFor(c, 0))) continue;
+        runCase(c);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 TEST(HostOrderScheduleTest, EveryAlgorithmMatchesReferenceOnEveryLayout) {
   size_t variant = 0;
   for (const Algorithm& algorithm : allAlgorithms()) {
     if (algorithm.kind == CollKind::kBarrier) continue;  // no data; counted below
     for (const Layout& hosts : layouts()) {
-      const int n = static_cast<int>(hosts.size());
-      for (size_t count : {size_t(1), size_t(7), size_t(131)}) {
-        for (size_t chunkBytes : {size_t(40), size_t(1) << 20}) {
-          for (bool inPlace : {false, true}) {
-            const TypeOp& t = kTypeOps[variant++ % std::size(kTypeOps)];
-            const int root = static_cast<int>((count + variant) % n);
-            Case c = baseCase(algorithm.kind, algorithm.name, hosts, root);
-            c.count = count;
-            c.chunkBytes = chunkBytes;
-            c.inPlace = inPlace;
-            c.type = t.type;
-            c.op = t.op;
-            if (algorithm.supports != nullptr && !algorithm.supports(argsFor(c, 0))) continue;
-            runCase(c);
-            if (HasFatalFailure()) return;
-          }
-        }
-      }
+      runVariants(algorithm, hosts, {}, {1, 7, 131}, {40, size_t(1) << 20}, &variant);
+      if (HasFatalFailure()) return;
     }
   }
 }
@@ -313,6 +327,75 @@ TEST(HostOrderScheduleTest, InterleavedLayoutsCrossAsLittleAsBlockedOnes) {
       EXPECT_EQ(crossingBytes(grouped), crossingBytes(reference));
     }
   }
+}
+
+// Hosts and the cache domains inside them (numbers local to a host).
+struct DomainLayout {
+  Layout hosts, domains;
+};
+const std::vector<DomainLayout>& domainLayouts() {
+  static const std::vector<DomainLayout> kLayouts = {
+      {{0, 0, 0, 0}, {0, 1, 0, 1}},                          // one host, sockets alternate
+      {{0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 1, 0, 1, 0, 1}},  // 8 ranks on 2 sockets
+      {{0, 0, 0, 0, 0, 0}, {2, 0, 1, 2, 0, 1}},              // 3 domains, numbers not in order
+      {{0, 1, 0, 1, 0, 1, 0, 1}, {0, 0, 1, 1, 0, 0, 1, 1}},  // 2 hosts x 2 domains, interleaved
+      {{0, 0, 0, 0, 0}, {-1, 0, -1, 0, -1}},                 // unknown domains form one group
+  };
+  return kLayouts;
+}
+
+TEST(DomainOrderScheduleTest, EveryAlgorithmMatchesReference) {
+  size_t variant = 0;
+  for (const Algorithm& algorithm : allAlgorithms()) {
+    if (algorithm.kind == CollKind::kBarrier) continue;
+    for (const DomainLayout& layout : domainLayouts()) {
+      runVariants(algorithm, layout.hosts, layout.domains, {1, 131}, {40}, &variant);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(DomainOrderScheduleTest, RingCrossesEachDomainBoundaryOnce) {
+  for (const DomainLayout& layout : domainLayouts()) {
+    // A place is a (host, domain) pair; count crossings between places as between hosts.
+    std::map<std::pair<int, int>, int> placeIndex;
+    Layout places;
+    for (size_t r = 0; r < layout.hosts.size(); ++r) {
+      auto key = std::make_pair(layout.hosts[r], layout.domains[r]);
+      places.push_back(placeIndex.emplace(key, static_cast<int>(placeIndex.size())).first->second);
+    }
+    for (CollKind kind : {CollKind::kAllReduce, CollKind::kAllGather, CollKind::kReduceScatter}) {
+      Case c = baseCase(kind, "ring", layout.hosts, 0);
+      c.domains = layout.domains;
+      SCOPED_TRACE(describe(c));
+      const std::vector<Send> sends = sendsOf(c);
+      Case byPlace = c;
+      byPlace.hosts = places;
+      EXPECT_EQ(crossingLinks(byPlace, sends), static_cast<int>(placeIndex.size()));
+      EXPECT_EQ(crossingLinks(c, sends), hostCount(layout.hosts) > 1 ? hostCount(layout.hosts) : 0);
+    }
+  }
+}
+
+TEST(RankOrderTest, GroupsADomainsRanksInsideEachHost) {
+  auto orderOf = [](const Layout& hosts, const Layout& domains, int root) {
+    CollArgs args;
+    args.nranks = static_cast<int>(hosts.size());
+    args.hosts = std::make_shared<const std::vector<int>>(hosts);
+    args.domains = std::make_shared<const std::vector<int>>(domains);
+    return std::make_pair(RankOrder::ring(args).ranks(), RankOrder::chain(args, root).ranks());
+  };
+  EXPECT_EQ(orderOf({0, 0, 0, 0}, {0, 1, 0, 1}, 0).first, (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_EQ(orderOf({0, 0, 0, 0}, {0, 1, 0, 1}, 3).second, (std::vector<int>{3, 0, 2, 1}));
+  // Hosts first, then domains inside each; the root's host starts at the root.
+  const auto [ring, chain] = orderOf({0, 1, 0, 1, 0, 1}, {0, 0, 1, 1, 0, 0}, 4);
+  EXPECT_EQ(ring, (std::vector<int>{0, 4, 2, 1, 5, 3}));
+  EXPECT_EQ(chain, (std::vector<int>{4, 2, 0, 1, 5, 3}));
+  // A domain map of the wrong size is ignored.
+  CollArgs args;
+  args.nranks = 4;
+  args.domains = std::make_shared<const std::vector<int>>(std::vector<int>{0, 1});
+  EXPECT_EQ(RankOrder::ring(args).ranks(), (std::vector<int>{0, 1, 2, 3}));
 }
 
 TEST(RankOrderTest, GroupsRanksByHost) {

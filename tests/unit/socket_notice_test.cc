@@ -244,60 +244,62 @@ std::vector<uint8_t> patterned(size_t bytes) {
   return data;
 }
 
-TEST(SocketNotice, SenderFinishesTheFragmentInFlightFirst) {
-  Link link(1);
-  // Larger than the socket takes at once: the first pump leaves a fragment half sent.
+// One stream with a fragment half sent: the message is larger than the socket takes at once.
+struct HalfSentLink : Link {
   const std::vector<uint8_t> data = patterned(socketCapacity() + 65536);
-  Request s;
-  ASSERT_TRUE(link.conn->postSend(data.data(), data.size(), &s).isOk());
-  ASSERT_TRUE(link.pump().isOk());
-  ASSERT_LT(s.completed, data.size())
-      << "the socket took the whole message; the test needs a partial";
+  Request send;
+  HalfSentLink() : Link(1) {}
+  void start() {
+    ASSERT_TRUE(conn->postSend(data.data(), data.size(), &send).isOk());
+    ASSERT_TRUE(pump().isOk());
+    ASSERT_LT(send.completed, data.size())
+        << "the socket took the whole message; the test needs a partial";
+  }
+  void abort(int graceMs) {
+    socket::deliverAbortNotices(std::span(&conn, 1), 3, "rank 3: gone", graceMs);
+    conn->shutdownStreams();
+  }
+  void drainInto(std::vector<uint8_t>* wire) {
+    std::vector<uint8_t> more = drain(0);
+    wire->insert(wire->end(), more.begin(), more.end());
+  }
+};
+
+TEST(SocketNotice, SenderFinishesTheFragmentInFlightFirst) {
+  HalfSentLink link;
+  ASSERT_NO_FATAL_FAILURE(link.start());
   std::vector<uint8_t> wire = link.drain(0);
-  socket::deliverAbortNotices(std::span(&link.conn, 1), 3, "rank 3: gone");
-  link.conn->shutdownStreams();
-  std::vector<uint8_t> rest = link.drain(0);
-  wire.insert(wire.end(), rest.begin(), rest.end());
-  expectFragmentsThenNotice(wire, data);
+  link.abort(socket::kAbortNoticeGraceMs);
+  link.drainInto(&wire);
+  expectFragmentsThenNotice(wire, link.data);
 }
 
 // The socket is full when the abort begins; the peer, not yet aware of the
 // failure, reads on a moment later. The notice must still reach it whole.
 TEST(SocketNotice, ReachesAPeerThatReadsOnlyAfterTheAbortBegan) {
-  Link link(1);
-  const std::vector<uint8_t> data = patterned(socketCapacity() + 65536);
-  Request s;
-  ASSERT_TRUE(link.conn->postSend(data.data(), data.size(), &s).isOk());
-  ASSERT_TRUE(link.pump().isOk());
-  ASSERT_LT(s.completed, data.size())
-      << "the socket took the whole message; the test needs a partial";
+  HalfSentLink link;
+  ASSERT_NO_FATAL_FAILURE(link.start());
   std::vector<uint8_t> wire;
   std::thread reader([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     for (int quiet = 0; quiet < 50;) {  // until nothing came for 50 ms
-      std::vector<uint8_t> more = link.drain(0);
-      quiet = more.empty() ? quiet + 1 : 0;
-      wire.insert(wire.end(), more.begin(), more.end());
+      const size_t before = wire.size();
+      link.drainInto(&wire);
+      quiet = wire.size() == before ? quiet + 1 : 0;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
-  socket::deliverAbortNotices(std::span(&link.conn, 1), 3, "rank 3: gone", 10000);
-  link.conn->shutdownStreams();
+  link.abort(10000);
   reader.join();
-  std::vector<uint8_t> rest = link.drain(0);
-  wire.insert(wire.end(), rest.begin(), rest.end());
-  expectFragmentsThenNotice(wire, data);
+  link.drainInto(&wire);
+  expectFragmentsThenNotice(wire, link.data);
 }
 
 TEST(SocketNotice, APeerThatNeverReadsCostsTheAbortItsGraceOnly) {
-  Link link(1);
-  const std::vector<uint8_t> data = patterned(socketCapacity() + 65536);
-  Request s;
-  ASSERT_TRUE(link.conn->postSend(data.data(), data.size(), &s).isOk());
-  ASSERT_TRUE(link.pump().isOk());
-  ASSERT_LT(s.completed, data.size());
+  HalfSentLink link;
+  ASSERT_NO_FATAL_FAILURE(link.start());
   const auto start = std::chrono::steady_clock::now();
-  socket::deliverAbortNotices(std::span(&link.conn, 1), 3, "rank 3: gone", 100);
+  link.abort(100);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_GE(seconds, 0.09);

@@ -143,5 +143,16 @@ TEST(TopologySearchTest, HostLocalOrderCrossesEachHostBoundaryOnce) {
   EXPECT_EQ(changes, 3);
 }
 
+TEST(TopologySearchTest, HostLocalOrderGroupsDomainsInsideHosts) {
+  EXPECT_EQ(hostLocalRingOrder({0, 0, 0, 0}, {0, 1, 0, 1}), (std::vector<int>{0, 2, 1, 3}));
+  // Domain numbers are local to a host: domain 0 of host 1 is not domain 0 of host 0.
+  EXPECT_EQ(hostLocalRingOrder({0, 1, 0, 1}, {0, 0, 1, 1}), (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_EQ(hostLocalRingOrder({0, 0, 1, 1, 0, 1}, {7, 3, 3, 3, 7, 7}),
+            (std::vector<int>{0, 4, 1, 2, 3, 5}));
+  // No domains (or a list of the wrong size): hosts alone.
+  EXPECT_EQ(hostLocalRingOrder({0, 1, 0, 1}, {}), hostLocalRingOrder({0, 1, 0, 1}));
+  EXPECT_EQ(hostLocalRingOrder({0, 0, 0}, {1, 0}), (std::vector<int>{0, 1, 2}));
+}
+
 }  // namespace
 }  // namespace braid::topo
