@@ -41,6 +41,9 @@ const char* ruleOfThumb(const CollArgs& args) {
       if (bytes <= t.treeMaxBytes && args.nranks > 2) {
         return args.nranks <= t.directBroadcastMaxRanks ? "direct" : "binomial";
       }
+      // Up to one chunk the chain has nothing to pipeline: its n-1 hops run one after
+      // another, the binomial tree's ceil(log2 n) do (on 3 ranks both take two).
+      if (bytes <= args.chunkBytes && args.nranks > 3) return "binomial";
       return "ring";
     case CollKind::kAllToAll:
       if (args.nranks >= t.directAllToAllMinRanks && !spansHosts(args)) return "direct";

@@ -68,6 +68,16 @@ TEST(AlgorithmRegistryTest, DefaultsFollowSizeAndRankCount) {
   floatMax.op = braidMax;  // not bitwise commutative on floats: rd declines it
   EXPECT_STREQ(defaultAlgorithm(floatMax).name, "tree");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kBroadcast, 100, 8)).name, "binomial");
+  // Past the direct and tree sizes: binomial up to one chunk on 4+ ranks, then the chain.
+  CollArgs oneChunk = argsOf(CollKind::kBroadcast, (1 << 20) / 4, 4);
+  oneChunk.chunkBytes = 1 << 20;
+  EXPECT_STREQ(defaultAlgorithm(oneChunk).name, "binomial");
+  CollArgs twoChunks = oneChunk;
+  twoChunks.count *= 2;
+  EXPECT_STREQ(defaultAlgorithm(twoChunks).name, "ring");
+  CollArgs threeRanks = oneChunk;
+  threeRanks.nranks = 3;
+  EXPECT_STREQ(defaultAlgorithm(threeRanks).name, "ring");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kReduce, 100, 3)).name, "tree");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kAllGather, 100, 8)).name, "ring");
   EXPECT_STREQ(defaultAlgorithm(argsOf(CollKind::kReduceScatter, 100, 8)).name, "ring");
