@@ -73,7 +73,7 @@ braid_bench() {
 # on rxe's RoCE v2 IPv4 GID that check drops them all and the first collective hangs
 # until UD's timeout, so it is off. GID 1 is the port's RoCE v2 GID that holds the
 # IPv4 address.
-ucx_env=(UCX_NET_DEVICES=rxe0:1 UCX_TLS=rc_verbs,ud_verbs,self UCX_IB_GID_INDEX=1
+ucx_env=(UCX_NET_DEVICES=rxe0:1 "UCX_TLS=rc_verbs,ud_verbs,self" UCX_IB_GID_INDEX=1
   UCX_UD_VERBS_ETH_DGID_CHECK=n)
 mpi_ucx() {
   local label=$1 e exports=()
