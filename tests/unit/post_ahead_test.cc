@@ -162,6 +162,11 @@ struct Ranks {
   std::vector<std::vector<uint8_t>> send, recv;
   std::vector<size_t> maxSends;
 
+  // Rank r's float input valueOf(r, i), its schedule for `kind` (64-byte chunks: several
+  // per block), and a recv of `recvCount` floats with the input at element `at` in place.
+  template <typename Build>
+  void add(CollKind kind, Build build, int r, size_t count, size_t recvCount, size_t at);
+
   void go(braidDataType_t type, braidRedOp_t op) {
     Wires wires(n);
     std::vector<std::unique_ptr<AheadTransport>> transports;
@@ -187,6 +192,26 @@ struct Ranks {
 
 float valueOf(int rank, size_t i) { return static_cast<float>((rank + 1) * 1000 + i % 997); }
 
+template <typename Build>
+void Ranks::add(CollKind kind, Build build, int r, size_t count, size_t recvCount, size_t at) {
+  CollArgs args;
+  args.kind = kind;
+  args.count = count;
+  args.rank = r;
+  args.nranks = n;
+  args.inPlace = inPlace;
+  args.chunkBytes = 64;
+  schedules.push_back(build(args));
+  std::vector<float> mine(count);
+  for (size_t i = 0; i < count; ++i) mine[i] = valueOf(r, i);
+  const size_t bytes = count * sizeof(float);
+  send.emplace_back(bytes);
+  std::memcpy(send[r].data(), mine.data(), bytes);
+  recv.emplace_back(recvCount * sizeof(float), 0xEE);
+  if (inPlace) std::memcpy(recv[r].data() + at * sizeof(float), mine.data(), bytes);
+  inPlaceAt.push_back(at * sizeof(float));
+}
+
 void checkAllGather(int n, size_t count, bool inPlace, bool ahead) {
   SCOPED_TRACE("all-gather n=" + std::to_string(n) + (inPlace ? " in place" : "") +
                (ahead ? " ahead" : ""));
@@ -194,21 +219,7 @@ void checkAllGather(int n, size_t count, bool inPlace, bool ahead) {
   run.inPlace = inPlace;
   const size_t bytes = count * sizeof(float);
   for (int r = 0; r < n; ++r) {
-    CollArgs args;
-    args.kind = CollKind::kAllGather;
-    args.count = count;
-    args.rank = r;
-    args.nranks = n;
-    args.inPlace = inPlace;
-    args.chunkBytes = 64;  // several chunks per block
-    run.schedules.push_back(buildRingAllGather(args));
-    std::vector<float> mine(count);
-    for (size_t i = 0; i < count; ++i) mine[i] = valueOf(r, i);
-    run.send.emplace_back(bytes);
-    std::memcpy(run.send[r].data(), mine.data(), bytes);
-    run.recv.emplace_back(bytes * n, 0xEE);
-    if (inPlace) std::memcpy(run.recv[r].data() + r * bytes, mine.data(), bytes);
-    run.inPlaceAt.push_back(r * bytes);
+    run.add(CollKind::kAllGather, buildRingAllGather, r, count, count * n, r * count);
   }
   run.go(braidFloat32, braidSum);
   if (::testing::Test::HasFatalFailure()) return;
@@ -230,22 +241,7 @@ void checkAllReduce(int n, size_t count, bool inPlace, bool ahead) {
   Ranks run(n, ahead);
   run.inPlace = inPlace;
   const size_t bytes = count * sizeof(float);
-  for (int r = 0; r < n; ++r) {
-    CollArgs args;
-    args.kind = CollKind::kAllReduce;
-    args.count = count;
-    args.rank = r;
-    args.nranks = n;
-    args.inPlace = inPlace;
-    args.chunkBytes = 64;
-    run.schedules.push_back(buildRingAllReduce(args));
-    std::vector<float> mine(count);
-    for (size_t i = 0; i < count; ++i) mine[i] = valueOf(r, i);
-    run.send.emplace_back(bytes);
-    std::memcpy(run.send[r].data(), mine.data(), bytes);
-    run.recv.emplace_back(bytes, 0xEE);
-    if (inPlace) std::memcpy(run.recv[r].data(), mine.data(), bytes);
-  }
+  for (int r = 0; r < n; ++r) run.add(CollKind::kAllReduce, buildRingAllReduce, r, count, count, 0);
   run.go(braidFloat32, braidSum);
   if (::testing::Test::HasFatalFailure()) return;
   for (int r = 0; r < n; ++r) {
