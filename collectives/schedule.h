@@ -3,8 +3,10 @@
 // An algorithm (ring, tree, pairwise, ...) is a pure function from CollArgs to
 // a Schedule: an ordered list of Steps. The actions of one step run
 // concurrently; a step starts when the previous one has completed on this
-// rank. Actions name buffer regions symbolically (send / recv / scratch +
-// byte offset), so a schedule can be built, inspected and simulated without
+// rank (an executor may post a step's transfers earlier where no byte one of
+// the two steps writes is touched by the other: schedule_runner.h). Actions
+// name buffer regions symbolically (send / recv / scratch + byte offset), so
+// a schedule can be built, inspected and simulated without
 // memory, transports or peers — which is how the unit tests prove algorithms.
 //
 // Ordering rule the builders must keep: for every pair of ranks (a, b), the

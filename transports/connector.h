@@ -93,6 +93,13 @@ class Transport {
   /// with streaming stores (core/kernels/copy.h); 0: never.
   virtual size_t streamStoreBytes() const { return 0; }
 
+  /// Whether a schedule's next step may post its transfers while the current step's are
+  /// still in flight, where the two steps touch disjoint memory (collectives/host/
+  /// schedule_runner.h). A transport whose link drains between steps (the time from one
+  /// chunk's completion to the next chunk's post leaves the wire idle) gains; one that
+  /// moves data only while pumped, or copies through bounded slots, need not. Default: no.
+  virtual bool postsAhead() const { return false; }
+
   /// Sleeps until a peer may have made progress, `deadline` passes, or about
   /// maxWaitMs milliseconds pass, whichever comes first. Spurious returns are
   /// fine; callers re-poll. Returns an error when a peer is known to be dead

@@ -18,7 +18,8 @@ ScheduleRunner::ScheduleRunner(transport::Transport* transport, const Schedule* 
       reduceStreaming_(reducerFor(type, op, /*streaming=*/true)),
       divide_(dividerFor(type)),
       nranks_(nranks),
-      streamStoreBytes_(transport != nullptr ? transport->streamStoreBytes() : 0) {}
+      streamStoreBytes_(transport != nullptr ? transport->streamStoreBytes() : 0),
+      postsAhead_(transport != nullptr && transport->postsAhead()) {}
 
 size_t ScheduleRunner::bufferBytes(BufferId id) const {
   switch (id) {
@@ -61,13 +62,101 @@ Result<uint8_t*> ScheduleRunner::resolve(const Span& span, bool writable) const 
 
 Status ScheduleRunner::enterStep() {
   const Step& step = schedule_->steps[step_];
-  requests_.assign(step.actions.size(), transport::Request{});
+  const bool adopted = ahead_;
   waiting_.clear();  // keeps the capacity: a restarted runner allocates nothing
-  for (size_t i = 0; i < step.actions.size(); ++i) waiting_.push_back(static_cast<uint32_t>(i));
+  if (adopted) {
+    // Every action of this step is a transfer, posted ahead: swapping keeps each
+    // request where its connector points (the previous step's are all done).
+    requests_.swap(aheadRequests_);
+    ahead_ = false;
+  } else {
+    requests_.assign(step.actions.size(), transport::Request{});
+    for (size_t i = 0; i < step.actions.size(); ++i) waiting_.push_back(static_cast<uint32_t>(i));
+  }
   entered_ = true;
   BRAID_RETURN_IF_ERROR(buildLanes());
+  if (adopted) {
+    for (size_t p = 0; p < peersUsed_; ++p) {
+      for (Lane& lane : peers_[p].lanes) lane.started = lane.actions.size();
+    }
+  }
   bool ignored = false;
   return startReady(&ignored);
+}
+
+bool ScheduleRunner::touched(const Action& a, std::vector<Range>* reads,
+                             std::vector<Range>* writes) const {
+  auto add = [&](const Span& span, std::vector<Range>* to) {
+    if (span.bytes == 0) return true;
+    Result<uint8_t*> p = resolve(span, false);
+    if (!p.isOk() || *p == nullptr) return false;
+    to->push_back(Range{*p, *p + span.bytes});
+    return true;
+  };
+  switch (a.kind) {
+    case ActionKind::kSend:
+      return add(a.src, reads);
+    case ActionKind::kRecv:
+    case ActionKind::kDivide:
+      return add(a.dst, writes);
+    case ActionKind::kRecvReduce:
+    case ActionKind::kCopy:
+    case ActionKind::kReduce:
+      return add(a.src, reads) && add(a.dst, writes);
+  }
+  return false;
+}
+
+bool ScheduleRunner::postAheadSafe(size_t next) const {
+  const Step& current = schedule_->steps[next - 1];
+  const Step& step = schedule_->steps[next];
+  if (current.actions.size() > kMaxAheadActions || step.actions.size() > kMaxAheadActions) {
+    return false;
+  }
+  std::vector<Range> curReads, curWrites, reads, writes;
+  for (const Action& a : current.actions) {
+    if (!touched(a, &curReads, &curWrites)) return false;
+  }
+  for (const Action& a : step.actions) {
+    // Local actions and ordered ones start only when their step is entered.
+    if (!isTransfer(a) || a.peer >= nranks_ || a.after >= 0 || a.block) return false;
+    if (!touched(a, &reads, &writes)) return false;
+  }
+  auto overlap = [](const std::vector<Range>& x, const std::vector<Range>& y) {
+    for (const Range& a : x) {
+      for (const Range& b : y) {
+        if (a.begin < b.end && b.begin < a.end) return true;
+      }
+    }
+    return false;
+  };
+  return !overlap(curWrites, reads) && !overlap(curWrites, writes) && !overlap(curReads, writes);
+}
+
+Status ScheduleRunner::postAhead(bool* progressed) {
+  const size_t next = step_ + 1;
+  if (!postsAhead_ || ahead_ || !waiting_.empty() || next >= schedule_->steps.size() ||
+      aheadRefused_ == next) {
+    return Status::ok();
+  }
+  if (!postAheadSafe(next)) {
+    aheadRefused_ = next;
+    return Status::ok();
+  }
+  // In action order, behind every transfer of the current step: the FIFO rule holds.
+  const Step& step = schedule_->steps[next];
+  aheadRequests_.assign(step.actions.size(), transport::Request{});
+  aheadPeers_.clear();
+  ahead_ = true;  // even if a post fails: the step's requests are aheadRequests_ now
+  for (size_t i = 0; i < step.actions.size(); ++i) {
+    const Action& a = step.actions[i];
+    BRAID_RETURN_IF_ERROR(postTransfer(a, &aheadRequests_[i]));
+    if (std::find(aheadPeers_.begin(), aheadPeers_.end(), a.peer) == aheadPeers_.end()) {
+      aheadPeers_.push_back(a.peer);
+    }
+  }
+  *progressed = true;
+  return Status::ok();
 }
 
 Status ScheduleRunner::buildLanes() {
@@ -157,6 +246,18 @@ Status ScheduleRunner::pumpConnectors(bool* progressed) {
     BRAID_RETURN_IF_ERROR(transport_->connector(peer.peer)->progress(&moved));
     *progressed |= moved;
   }
+  if (!ahead_) return Status::ok();
+  // The next step's transfers move too; a peer pumped above is not pumped twice.
+  for (int peer : aheadPeers_) {
+    const int slot = peerSlot_[peer];
+    if (slot >= 0 && (peers_[slot].lanes[0].doneUpTo < peers_[slot].lanes[0].started ||
+                      peers_[slot].lanes[1].doneUpTo < peers_[slot].lanes[1].started)) {
+      continue;
+    }
+    bool moved = false;
+    BRAID_RETURN_IF_ERROR(transport_->connector(peer)->progress(&moved));
+    *progressed |= moved;
+  }
   return Status::ok();
 }
 
@@ -179,27 +280,10 @@ Status ScheduleRunner::start(size_t index, bool* progressed) {
   transport::Request& req = requests_[index];
   if (laneIndex_[index] >= 0) ++laneOf(index).started;
   switch (a.kind) {
-    case ActionKind::kSend: {
-      BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
-      transport::Connector* connector = transport_->connector(a.peer);
-      if (a.block) return connector->postBlockSend(src, a.src.bytes, bufferBytes(a.src.buf), &req);
-      return connector->postSend(src, a.src.bytes, &req);
-    }
+    case ActionKind::kSend:
     case ActionKind::kRecv:
-    case ActionKind::kRecvReduce: {
-      transport::RecvSink sink;
-      BRAID_ASSIGN_OR_RETURN(sink.dst, resolve(a.dst, true));
-      sink.elemSize = elemSize_;
-      sink.extentBytes = bufferBytes(a.dst.buf);
-      if (a.kind == ActionKind::kRecvReduce) {
-        BRAID_ASSIGN_OR_RETURN(uint8_t * accum, resolve(a.src, false));
-        sink.accum = accum;
-        // A destination far larger than the cache: skip its reads, as local copies do.
-        const bool streaming = streamStoreBytes_ != 0 && sink.extentBytes >= streamStoreBytes_;
-        sink.reduce = streaming ? reduceStreaming_ : reduce_;
-      }
-      return transport_->connector(a.peer)->postRecv(sink, a.dst.bytes, &req);
-    }
+    case ActionKind::kRecvReduce:
+      return postTransfer(a, &req);
     case ActionKind::kCopy: {
       BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
       BRAID_ASSIGN_OR_RETURN(uint8_t * dst, resolve(a.dst, true));
@@ -244,12 +328,34 @@ Status ScheduleRunner::start(size_t index, bool* progressed) {
   return internalError("unknown action kind");
 }
 
+Status ScheduleRunner::postTransfer(const Action& a, transport::Request* req) {
+  if (a.kind == ActionKind::kSend) {
+    BRAID_ASSIGN_OR_RETURN(uint8_t * src, resolve(a.src, false));
+    transport::Connector* connector = transport_->connector(a.peer);
+    if (a.block) return connector->postBlockSend(src, a.src.bytes, bufferBytes(a.src.buf), req);
+    return connector->postSend(src, a.src.bytes, req);
+  }
+  transport::RecvSink sink;
+  BRAID_ASSIGN_OR_RETURN(sink.dst, resolve(a.dst, true));
+  sink.elemSize = elemSize_;
+  sink.extentBytes = bufferBytes(a.dst.buf);
+  if (a.kind == ActionKind::kRecvReduce) {
+    BRAID_ASSIGN_OR_RETURN(uint8_t * accum, resolve(a.src, false));
+    sink.accum = accum;
+    // A destination far larger than the cache: skip its reads, as local copies do.
+    const bool streaming = streamStoreBytes_ != 0 && sink.extentBytes >= streamStoreBytes_;
+    sink.reduce = streaming ? reduceStreaming_ : reduce_;
+  }
+  return transport_->connector(a.peer)->postRecv(sink, a.dst.bytes, req);
+}
+
 Status ScheduleRunner::progress(bool* progressed) {
   while (!done()) {
     if (!entered_) BRAID_RETURN_IF_ERROR(enterStep());
     // Pump each connector this step waits on once per call.
     BRAID_RETURN_IF_ERROR(pumpConnectors(progressed));
     if (!waiting_.empty()) BRAID_RETURN_IF_ERROR(startReady(progressed));
+    if (postsAhead_) BRAID_RETURN_IF_ERROR(postAhead(progressed));
     bool allDone = waiting_.empty();  // local actions finish as they start
     for (size_t p = 0; allDone && p < peersUsed_; ++p) {
       for (Lane& lane : peers_[p].lanes) {

@@ -21,8 +21,18 @@
 // started count; the step is over when every lane's cursor is at its end.
 // Nothing here blocks: the caller (the group engine) owns waiting, deadlines
 // and aborts, so one thread can drive many runners on many communicators.
+//
+// Posting ahead (Transport::postsAhead, the ib transport): once every action of
+// the current step has started, the next step's transfers are posted at once
+// when that step is transfers only and touches no byte the current step writes,
+// nor writes a byte the current step reads (compared by address, so an in-place
+// call's send and recv alias). Posting in action order behind the current
+// step's transfers keeps the FIFO rule; the link then has the next chunk queued
+// when the current one completes instead of draining until both ranks wake up.
+// Entering that step adopts the requests already posted.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -66,6 +76,8 @@ class ScheduleRunner {
     buffers_ = buffers;
     step_ = 0;
     entered_ = false;
+    ahead_ = false;
+    aheadRefused_ = SIZE_MAX;
   }
 
   /// What the current step is waiting for, for timeout messages.
@@ -100,6 +112,18 @@ class ScheduleRunner {
   };
 
   Status enterStep();
+  /// Posts the next step's transfers when postsAhead_ and postAheadSafe() allow.
+  Status postAhead(bool* progressed);
+  /// True when step `next` is transfers only and shares no written byte with step `next - 1`.
+  bool postAheadSafe(size_t next) const;
+  /// The bytes action `a` reads and writes (address ranges; empty when it names none).
+  struct Range {
+    const uint8_t* begin;
+    const uint8_t* end;
+  };
+  bool touched(const Action& a, std::vector<Range>* reads, std::vector<Range>* writes) const;
+  /// Posts transfer `a` (kSend, kRecv, kRecvReduce) on its connector.
+  Status postTransfer(const Action& a, transport::Request* req);
   /// Groups the current step's transfers into lanes (peers_, peerSlot_, laneIndex_).
   Status buildLanes();
   /// Starts, in action order, every action whose predecessors allow it.
@@ -137,6 +161,9 @@ class ScheduleRunner {
   const DivideFn divide_;
   const int nranks_;
   const size_t streamStoreBytes_;  // the transport's; 0: local copies never stream
+  const bool postsAhead_;          // the transport's Transport::postsAhead()
+  /// Steps past this many actions are never posted ahead: the overlap check is quadratic.
+  static constexpr size_t kMaxAheadActions = 64;
 
   size_t step_ = 0;
   bool entered_ = false;
@@ -146,6 +173,10 @@ class ScheduleRunner {
   size_t peersUsed_ = 0;            // (entries past it keep their vectors' capacity)
   std::vector<int> peerSlot_;       // comm rank -> index into peers_, -1: not in this step
   std::vector<int32_t> laneIndex_;  // per action: peers_ index * 2 + direction; -1: local
+  bool ahead_ = false;              // step_ + 1's transfers are posted, into aheadRequests_
+  size_t aheadRefused_ = SIZE_MAX;  // the step postAheadSafe() last turned down
+  std::vector<transport::Request> aheadRequests_;  // swapped into requests_ (pointers stay)
+  std::vector<int> aheadPeers_;                    // the peers of those transfers
 };
 
 }  // namespace braid::coll

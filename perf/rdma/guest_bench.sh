@@ -17,10 +17,10 @@
 # ahead, each as large as the 1 MiB chunk: no chunk waits for a clear-to-send) and as the
 # baseline: with the variables ENV... (default BRAID_IB_CREDIT_BYTES=262144: credits
 # cover a chunk's first 256 KiB, its rest waits for a clear-to-send round trip; to run
-# an older build, LD_LIBRARY_PATH=its build/src); then, once each: braid over TCP on the
-# same dummy device, and OpenMPI with UCX on rxe0.
+# an older build, LD_LIBRARY_PATH=its build/src); and OpenMPI 4.1 with UCX on rxe0 (see
+# mpi_ucx below); then, once: braid over TCP on the same dummy device.
 # Prints every raw line, then per size and collective the medians over rounds and the
-# median ratio.
+# median ratios.
 set -uo pipefail
 build=$1
 rounds=${2:-3}
@@ -67,6 +67,34 @@ braid_bench() {
       printf "%s %s %s %.2f\n", l, $1, $2, f * $2 / $3 * 1e6 / 1048576 }'
 }
 
+# OpenMPI (--mca pml ucx) on rxe0, lines as braid_bench's. rc_verbs carries the data;
+# it connects through ud_verbs (its "auxiliary transport"), and UCX's UD drops every
+# packet whose destination GID it cannot match against the port's (ETH_DGID_CHECK):
+# on rxe's RoCE v2 IPv4 GID that check drops them all and the first collective hangs
+# until UD's timeout, so it is off. GID 1 is the port's RoCE v2 GID that holds the
+# IPv4 address.
+ucx_env=(UCX_NET_DEVICES=rxe0:1 "UCX_TLS=rc_verbs,ud_verbs,self" UCX_IB_GID_INDEX=1
+  UCX_UD_VERBS_ETH_DGID_CHECK=n)
+mpi_ucx() {
+  local label=$1 e exports=()
+  shift
+  for e in "${ucx_env[@]}" "$@"; do exports+=(-x "${e%%=*}"); done
+  env "${ucx_env[@]}" "$@" timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none \
+    -np 2 --mca pml ucx --mca btl ^openib,vader,tcp "${exports[@]}" \
+    "$build/perf/bench_mpi" "${bench_args[@]}" 2>&1 |
+    awk -v l="$label" '$1 ~ /^(broadcast|sendrecv|allreduce|allgather)$/ {
+      f = $1 == "allgather" ? 0.5 : 1
+      printf "%s %s %s %.2f\n", l, $1, $2, f * $2 / $3 * 1e6 / 1048576 }'
+}
+if [[ -x $build/perf/bench_mpi ]]; then
+  echo "## OpenMPI + UCX: ${ucx_env[*]}; the lanes UCX picked:"
+  mpi_ucx_lanes=$(env "${ucx_env[@]}" UCX_LOG_LEVEL=info timeout 120 mpirun --allow-run-as-root \
+    --bind-to none -np 2 --mca pml ucx --mca btl ^openib,vader,tcp -x UCX_NET_DEVICES -x UCX_TLS \
+    -x UCX_IB_GID_INDEX -x UCX_UD_VERBS_ETH_DGID_CHECK -x UCX_LOG_LEVEL "$build/perf/bench_mpi" \
+    -b 8 -e 8 -c sendrecv 2>&1 | grep -o 'ep_cfg.*' | sort -u)
+  echo "$mpi_ucx_lanes"
+fi
+
 for round in $(seq "$rounds"); do
   for s in "${sizes[@]}"; do
     iters=$((s > 4194304 ? 10 : s > 1048576 ? 25 : 100))
@@ -84,12 +112,13 @@ for round in $(seq "$rounds"); do
     braid_bench "base$round" BRAID_TRANSPORT=ib "${baseline[@]}" | tee -a "$out/raw"
     braid_bench "ib$round" BRAID_TRANSPORT=ib | tee -a "$out/raw"
   fi
+  [[ -x $build/perf/bench_mpi ]] && mpi_ucx "ucx$round" | tee -a "$out/raw"
 done
 echo "## braid over TCP on the dummy device"
 braid_bench tcp BRAID_TRANSPORT=socket BRAID_SOCKET_IFNAME=dummy0 | tee -a "$out/raw"
 
 echo "## baseline: ${baseline[*]}"
-echo "## medians over $rounds rounds (MB/s = 2^20 bytes/s per direction; ratio: braid / ib_write_bw per round)"
+echo "## medians over $rounds rounds (MB/s = 2^20 bytes/s per direction; ratios per round: braid / ib_write_bw, braid / OpenMPI+UCX)"
 awk -v rounds="$rounds" '
   function med(a, n,   i, j, t) {
     for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -100,15 +129,17 @@ awk -v rounds="$rounds" '
   $1 == "wbw_bi" { bi[$2, ++nb[$2]] = $3 > 0 ? $3 : "" }
   $1 ~ /^ib[0-9]+$/ { r = substr($1, 3); v[$2, $3, r] = $4 }
   $1 ~ /^base[0-9]+$/ { r = substr($1, 5); z[$2, $3, r] = $4 }
+  $1 ~ /^ucx[0-9]+$/ { r = substr($1, 4); u[$2, $3, r] = $4 }
   $1 == "tcp" { tcp[$2, $3] = $4 }
   END {
-    printf "%-9s %-10s %8s %8s %26s %8s %26s %26s %8s\n", "size", "collective", "wbw", "braid",
+    printf "%-9s %-10s %8s %8s %26s %8s %26s %26s %8s %8s %26s\n", "size", "collective", "wbw", "braid",
            "braid/wbw (per round)", "baseline", "base/wbw (per round)", "braid/base (per round)",
-           "tcp"
+           "tcp", "ucx", "braid/ucx (per round)"
     split("broadcast sendrecv allreduce allgather", C, " ")
     for (s = 1048576; s <= 16777216; s *= 4) {
       for (k = 1; k <= 4; ++k) {
         c = C[k]; n = 0; m = 0; h = 0; nw = 0; nv = 0; nz = 0; list = ""; zlist = ""; hlist = ""
+        nu2 = 0; q = 0; qlist = ""
         for (r = 1; r <= rounds; ++r) {
           w = c == "broadcast" ? uni[s, r] : bi[s, r]
           if (w > 0) W[++nw] = w
@@ -117,22 +148,15 @@ awk -v rounds="$rounds" '
           if (w > 0 && v[c, s, r] > 0) { R[++n] = v[c, s, r] / w; list = list sprintf("%s%.2f", n > 1 ? "," : "", R[n]) }
           if (w > 0 && z[c, s, r] > 0) { G[++m] = z[c, s, r] / w; zlist = zlist sprintf("%s%.2f", m > 1 ? "," : "", G[m]) }
           if (v[c, s, r] > 0 && z[c, s, r] > 0) { H[++h] = v[c, s, r] / z[c, s, r]; hlist = hlist sprintf("%s%.2f", h > 1 ? "," : "", H[h]) }
+          if (u[c, s, r] > 0) U[++nu2] = u[c, s, r]
+          if (v[c, s, r] > 0 && u[c, s, r] > 0) { Q[++q] = v[c, s, r] / u[c, s, r]; qlist = qlist sprintf("%s%.2f", q > 1 ? "," : "", Q[q]) }
         }
-        printf "%-9d %-10s %8.2f %8.2f %6.2f (%18s) %8.2f %6.2f (%18s) %6.2f (%18s) %8s\n", s, c,
+        printf "%-9d %-10s %8.2f %8.2f %6.2f (%18s) %8.2f %6.2f (%18s) %6.2f (%18s) %8s %8.2f %6.2f (%18s)\n", s, c,
                nw ? med(W, nw) : 0, nv ? med(V, nv) : 0, n ? med(R, n) : 0, list,
-               nz ? med(Z, nz) : 0, m ? med(G, m) : 0, zlist, h ? med(H, h) : 0, hlist, tcp[c, s]
+               nz ? med(Z, nz) : 0, m ? med(G, m) : 0, zlist, h ? med(H, h) : 0, hlist, tcp[c, s],
+               nu2 ? med(U, nu2) : 0, q ? med(Q, q) : 0, qlist
       }
     }
   }' "$out/raw"
 
-# OpenMPI + UCX on rxe0: each try is bounded; the first lines of a failure are kept.
-if [[ -x $build/perf/bench_mpi ]]; then
-  # rc_verbs needs ud_verbs beside it to connect (its "auxiliary transport").
-  for tls in rc_verbs,ud_verbs,self ud_verbs,self; do
-    echo "## OpenMPI --mca pml ucx, UCX_TLS=$tls UCX_NET_DEVICES=rxe0:1 UCX_IB_GID_INDEX=1"
-    timeout 90 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
-      --mca pml ucx --mca btl ^openib,vader,tcp -x UCX_NET_DEVICES=rxe0:1 -x UCX_TLS="$tls" \
-      -x UCX_IB_GID_INDEX=1 "$build/perf/bench_mpi" "${bench_args[@]}" 2>&1 | head -25
-  done
-fi
 rm -rf "$out"

@@ -40,6 +40,13 @@ check "ib, 2 ranks, counts 0,1,7,1000003 (element-size picks)" \
   over_rdma "$collectives" ib 2 --counts 0,1,7 --large 1000003 --picks --few
 check "ib, 4 ranks, counts 0,1,7,4099,65539 (element-size picks)" \
   over_rdma "$collectives" ib 4 --counts 0,1,7,4099 --large 65539 --picks --few
+# Chunks of 1 KiB: every collective runs many steps, each posted while the one before
+# is in flight where their bytes are apart (collectives/host/schedule_runner.h).
+small_chunks() {
+  BRAID_CHUNK_BYTES=1024 over_rdma "$collectives" ib 2 --counts 4099 --large 0 --few &&
+    BRAID_CHUNK_BYTES=1024 over_rdma "$collectives" ib 3 --counts 4099 --large 0 --few
+}
+check "ib, 2 and 3 ranks, 1 KiB chunks: steps posted ahead (picks)" small_chunks
 
 # Two simulated hosts of two ranks: shared memory inside a host, ib between them.
 mixed() {

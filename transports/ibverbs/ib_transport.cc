@@ -83,6 +83,10 @@ class IbTransport final : public Transport {
 
   const char* name() const override { return "ib"; }
 
+  // Each step of a collective is one chunk per direction: without the next one posted
+  // behind it, the queue pair drains while both ranks wait for the completion and wake up.
+  bool postsAhead() const override { return true; }
+
   Connector* connector(int peer) override {
     if (peer < 0 || peer >= static_cast<int>(connectors_.size())) return nullptr;
     return connectors_[peer].get();
