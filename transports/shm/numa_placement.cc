@@ -41,7 +41,7 @@ Status applyPlacement(void* base, const std::vector<PagePlacement>& placement) {
       end += placement[i].bytes;
     }
     if (node < 0 || node >= kMostNodes) {
-      return invalidArgument("shm: NUMA node " + std::to_string(node) + " is out of range");
+      return invalidArgument("NUMA node " + std::to_string(node) + " is out of range");
     }
     std::vector<unsigned long> mask(static_cast<size_t>(node) / kBitsPerWord + 1, 0);
     mask[static_cast<size_t>(node) / kBitsPerWord] = 1UL << (node % kBitsPerWord);
@@ -50,8 +50,7 @@ Status applyPlacement(void* base, const std::vector<PagePlacement>& placement) {
     if (syscall(SYS_mbind, static_cast<uint8_t*>(base) + begin, end - begin, MPOL_PREFERRED,
                 mask.data(), maxNode, 0) != 0) {
       return systemError(
-          "shm: cannot place shared memory on NUMA node " + std::to_string(node) + " (mbind)",
-          errno);
+          "cannot place shared memory on NUMA node " + std::to_string(node) + " (mbind)", errno);
     }
   }
   return Status::ok();

@@ -136,7 +136,10 @@ class ShmTransport : public Transport {
 void noteUnplaced(int rank, const std::string& why) {
   static std::atomic<bool> said{false};
   if (said.exchange(true)) return;
-  BRAID_INFO("shm: rank %d: %s; its FIFO pages go where first touched", rank, why.c_str());
+  BRAID_INFO(
+      "shm: rank %d's inbound FIFOs are not bound to a NUMA node: %s; their pages go "
+      "where first touched",
+      rank, why.c_str());
 }
 
 // Step 1: the own segment with a fresh control block and empty FIFOs, on the NUMA node of
@@ -309,8 +312,7 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
   const bool placed = config.numaNode >= 0 && t->own_->placementStatus().isOk();
   if (config.numaNode < 0) {
     noteUnplaced(label(rank),
-                 "NUMA node unknown (its CPUs span several nodes, or braid cannot "
-                 "tell), so its FIFOs are not bound to one");
+                 "its node is unknown (its CPUs span several nodes, or braid cannot tell)");
   } else if (!placed) {
     noteUnplaced(label(rank), t->own_->placementStatus().message());
   }
