@@ -16,7 +16,7 @@
 //    hosts, D domains in all: D crossings between domains), counted the same way.
 // 4. The hierarchical algorithms with domains: they match the reference on multi-host
 //    layouts, the in-host rings of "hier" cross into each (host, domain) place once, and
-//    the in-host trees cross domains no more often than over plain rank order.
+//    the in-host trees cross domains less often than over plain rank order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -455,8 +455,9 @@ TEST(DomainOrderScheduleTest, HierarchicalInHostRingsCrossEachDomainOnce) {
 }
 
 // The in-host trees of "hier" broadcast / reduce and "hiertree" keep a domain's ranks in
-// one stretch of the tree: never more links between domains than over rank order.
-TEST(DomainOrderScheduleTest, HierarchicalTreesCrossDomainsNoMoreThanRankOrder) {
+// one stretch of the tree: fewer links between domains than over rank order, on these
+// layouts where a host's domains alternate.
+TEST(DomainOrderScheduleTest, HierarchicalTreesCrossDomainsLessThanInRankOrder) {
   for (const DomainLayout& layout : hierarchicalDomainLayouts()) {
     for (const auto& [kind, algorithm] :
          {std::make_pair(CollKind::kBroadcast, "hier"), std::make_pair(CollKind::kReduce, "hier"),
@@ -467,7 +468,7 @@ TEST(DomainOrderScheduleTest, HierarchicalTreesCrossDomainsNoMoreThanRankOrder) 
         SCOPED_TRACE(describe(c));
         Case plain = c;
         plain.domains.clear();
-        EXPECT_LE(inHostDomainCrossings(layout, sendsOf(c)),
+        EXPECT_LT(inHostDomainCrossings(layout, sendsOf(c)),
                   inHostDomainCrossings(layout, sendsOf(plain)));
       }
     }
