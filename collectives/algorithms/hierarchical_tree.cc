@@ -8,10 +8,10 @@
 // the host's other ranks in HostLayout order (ascending, or grouped by cache
 // domain). Stretch index k sits at the heap position visited k-th in preorder,
 // so every subtree holds a contiguous piece of the stretch and a domain's ranks
-// hang together instead of being spread over the heap's levels. A leader's children are its child
-// hosts' leaders first, then its local children; that order is also the fold order, so results are
-// deterministic. Each host link carries the data once per direction, whatever the number of ranks
-// per host.
+// hang together instead of being spread over the heap's levels. A leader's
+// children are its child hosts' leaders first, then its local children; that
+// order is also the fold order, so results are deterministic. Each host link
+// carries the data once per direction, whatever the number of ranks per host.
 //
 // Timeline (the double binary tree's, on one tree; see double_tree.cc): with D
 // the deepest rank's depth and d this rank's, chunk j is folded from the
