@@ -8,11 +8,17 @@
 # 10.77.0.1 that the guest sets up.
 
 # The collectives' lines of bench_braid / bench_mpi -> "v ROUND NAME COLL SIZE MB/s"
-# (from the median time: the printed bandwidth has too few digits at these speeds).
+# (from the median time: the printed bandwidth has too few digits at these speeds). A
+# run that printed no result shows its last lines instead, marked "#", so a failure is
+# seen rather than a missing row.
 bench_lines() {
   awk -v r="$1" -v n="$2" '$1 ~ /^(broadcast|sendrecv|allreduce|allgather)$/ {
     f = $1 == "allgather" ? 0.5 : 1
-    printf "v %d %s %s %s %.2f\n", r, n, $1, $2, f * $2 / $3 * 1e6 / 1048576 }'
+    printf "v %d %s %s %s %.2f\n", r, n, $1, $2, f * $2 / $3 * 1e6 / 1048576; ++got
+    next }
+    { tail[++t % 8] = $0 }
+    END { if (!got) { printf "# %s in round %d printed no result; its last lines:\n", n, r
+                      for (i = t - 7; i <= t; ++i) if (i > 0) print "#   " tail[i % 8] } }'
 }
 
 # run_braid ROUND NAME "MIN MAX FACTOR COLLS" [ENV...]: braid over ib (ENV may override).
