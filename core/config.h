@@ -66,6 +66,10 @@ struct Config {
   // Not a variable: the CPUs this host's ranks may use together (comm/cpu_share.h), found
   // when a communicator is created, for the transports; 0 before then.
   int hostCpus = 0;
+  // Not a variable itself: the NUMA node this rank runs on (-1: unknown), found when a
+  // communicator is created (src/comm/rank_cache_domain.h; BRAID_NUMA_NODE overrides it). The
+  // shm transport puts the rank's inbound FIFOs in that node's memory.
+  int numaNode = -1;
   // BRAID_TINY_BYTES: all-reduces of at most this many bytes per rank, and barriers, on shm
   // take the one-round exchange (collectives/select.h); 0 off; at most kMaxTinyBytes.
   size_t tinyBytes = 4096;

@@ -16,6 +16,9 @@
 //                       each host; one copy of the data crosses each host link.
 // They read CollArgs::hosts (the rank -> host map every rank shares); ranks of
 // a host need not be contiguous, and hosts may hold different rank counts.
+// With CollArgs::domains, a host's ranks are taken grouped by cache domain, so the
+// in-host rings cross each domain boundary once and the in-host trees keep a
+// domain's ranks in one stretch of the tree where they can.
 #pragma once
 
 #include <vector>
@@ -26,9 +29,11 @@ namespace braid::coll {
 
 /// The ranks of a communicator grouped by host, derived from CollArgs::hosts.
 struct HostLayout {
-  std::vector<std::vector<int>> ranksOf;  // per host, its ranks in ascending order
-  std::vector<int> hostOf;                // per rank, its host
-  std::vector<int> localIndex;            // per rank, its position in ranksOf[hostOf]
+  // Per host, its ranks: ascending, or grouped by cache domain (CollArgs::domains) as the
+  // flat ring order groups them (topo::hostLocalRingOrder); the first is the host's lowest.
+  std::vector<std::vector<int>> ranksOf;
+  std::vector<int> hostOf;      // per rank, its host
+  std::vector<int> localIndex;  // per rank, its position in ranksOf[hostOf]
   int numHosts() const { return static_cast<int>(ranksOf.size()); }
   int maxLocalRanks() const;
 };

@@ -4,11 +4,14 @@
 // over the hosts, starting at the root's host (host position p = host - rootHost
 // mod H; parent (p-1)/2, children 2p+1 and 2p+2), joined through one leader per
 // host: the root on its own host, the lowest rank elsewhere. The lower tier is
-// a binary heap inside each host over the leader followed by the host's other
-// ranks in ascending order. A leader's children are its child hosts' leaders
-// first, then its local children; that order is also the fold order, so
-// results are deterministic. Each host link carries the data once per
-// direction, whatever the number of ranks per host.
+// a binary heap inside each host over the host's stretch: the leader followed by
+// the host's other ranks in HostLayout order (ascending, or grouped by cache
+// domain). Stretch index k sits at the heap position visited k-th in preorder,
+// so every subtree holds a contiguous piece of the stretch and a domain's ranks
+// hang together instead of being spread over the heap's levels. A leader's
+// children are its child hosts' leaders first, then its local children; that
+// order is also the fold order, so results are deterministic. Each host link
+// carries the data once per direction, whatever the number of ranks per host.
 //
 // Timeline (the double binary tree's, on one tree; see double_tree.cc): with D
 // the deepest rank's depth and d this rank's, chunk j is folded from the
@@ -21,6 +24,8 @@
 // chunk-sized scratch slots (chunk j in slot j % 2, sent one step later);
 // all-reduce folds into recv. Avg divides once, at the top, after the last fold.
 #include <algorithm>
+#include <map>
+#include <vector>
 
 #include "collectives/algorithms/hierarchical.h"
 #include "collectives/algorithms/schedule_writer.h"
@@ -79,25 +84,53 @@ class HostTree {
   int hostAt(int position) const { return (position + rootHost_) % hosts_; }
   int leader(int host) const { return host == rootHost_ ? root_ : layout_.ranksOf[host][0]; }
 
-  // Local positions: the leader first, then the host's other ranks in ascending order.
-  int localPosition(int rank) const {
+  // Stretch index: the leader first, then the host's other ranks in layout order.
+  int stretchIndex(int rank) const {
     const int host = layout_.hostOf[rank];
     const int lead = leader(host);
     if (rank == lead) return 0;
     const int index = layout_.localIndex[rank];
     return index < layout_.localIndex[lead] ? index + 1 : index;
   }
-  int localRank(int host, int position) const {
+  int stretchRank(int host, int index) const {
     const std::vector<int>& ranks = layout_.ranksOf[host];
     const int lead = leader(host);
-    if (position == 0) return lead;
+    if (index == 0) return lead;
     const int leadIndex = layout_.localIndex[lead];
-    return ranks[position - 1 < leadIndex ? position - 1 : position];
+    return ranks[index - 1 < leadIndex ? index - 1 : index];
+  }
+  // Heap positions <-> stretch indices, through the heap's preorder.
+  struct Preorder {
+    std::vector<int> positionOf;  // stretch index -> heap position (the preorder)
+    std::vector<int> indexOf;     // heap position -> stretch index
+  };
+  int localPosition(int rank) const {
+    return preorder(hostSize(layout_.hostOf[rank])).positionOf[stretchIndex(rank)];
+  }
+  int localRank(int host, int position) const {
+    return stretchRank(host, preorder(hostSize(host)).indexOf[position]);
+  }
+  int hostSize(int host) const { return static_cast<int>(layout_.ranksOf[host].size()); }
+  const Preorder& preorder(int m) const {  // cached per host size
+    Preorder& p = preorders_[m];
+    if (p.positionOf.empty()) {
+      visit(0, m, &p.positionOf);
+      p.indexOf.resize(m);
+      for (int k = 0; k < m; ++k) p.indexOf[p.positionOf[k]] = k;
+    }
+    return p;
+  }
+  static void visit(int position, int m, std::vector<int>* out) {
+    if (position >= m) return;
+    out->push_back(position);
+    visit(2 * position + 1, m, out);
+    visit(2 * position + 2, m, out);
   }
 
   const HostLayout layout_;
   const int root_;
   int hosts_ = 1, rootHost_ = 0, depth_ = 0;
+  mutable std::map<int, Preorder> preorders_;  // by host size
 };
 
 // Folds one chunk from every child of `node`, in order, into `acc`; the first

@@ -3,6 +3,7 @@
 
 #include "collectives/algorithms/hierarchical.h"
 #include "core/types.h"
+#include "topology/search.h"
 
 namespace braid::coll {
 
@@ -44,7 +45,13 @@ HostLayout hostLayout(const CollArgs& args) {
   layout.hostOf.assign(static_cast<size_t>(args.nranks), 0);
   if (args.hosts != nullptr) layout.hostOf = *args.hosts;
   layout.localIndex.resize(layout.hostOf.size());
-  for (int r = 0; r < args.nranks; ++r) {
+  // The flat rings' order (rank_order.h): a host's ranks grouped by cache domain, so the
+  // in-host rings built on ranksOf cross each domain boundary once. The first rank of a
+  // host stays its lowest (domains come in order of their lowest rank).
+  const bool byDomain =
+      args.domains != nullptr && static_cast<int>(args.domains->size()) == args.nranks;
+  for (int r :
+       topo::hostLocalRingOrder(layout.hostOf, byDomain ? *args.domains : std::vector<int>())) {
     size_t h = static_cast<size_t>(layout.hostOf[r]);
     if (layout.ranksOf.size() <= h) layout.ranksOf.resize(h + 1);
     layout.localIndex[r] = static_cast<int>(layout.ranksOf[h].size());

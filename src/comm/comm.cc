@@ -200,10 +200,13 @@ Status Comm::agreeOnConfig() {
   return Status::ok();
 }
 
-// After placement: a rank braid pins is in its CPU's domain (rank_cache_domain.h).
+// After placement: a rank braid pins is in its CPU's domain and node (rank_cache_domain.h).
+// Only the L3 domains are exchanged: the NUMA node places this rank's own segment, whose
+// FIFOs this rank alone reads (transports/shm/numa_placement.h).
 Status Comm::agreeOnCacheDomains(int pinnedCpu) {
   std::vector<int32_t> all(nranks_, -1);
   BRAID_ASSIGN_OR_RETURN(all[rank_], rankCacheDomain(rank_, nranks_, pinnedCpu));
+  BRAID_ASSIGN_OR_RETURN(config_.numaNode, rankNumaNode(rank_, nranks_, pinnedCpu));
   if (nranks_ > 1) BRAID_RETURN_IF_ERROR(bootstrap_->allGather(all.data(), sizeof(int32_t)));
   domains_ = std::make_shared<const std::vector<int>>(all.begin(), all.end());
   const std::vector<int> order = topo::hostLocalRingOrder(*hosts_, *domains_);

@@ -196,5 +196,20 @@ TEST(HostLayoutTest, GroupsRanksByHostInRankOrder) {
   EXPECT_EQ(layout.maxLocalRanks(), 3);
 }
 
+TEST(HostLayoutTest, GroupsAHostsRanksByCacheDomain) {
+  CollArgs args;
+  args.nranks = 7;
+  args.hosts = std::make_shared<const std::vector<int>>(std::vector<int>{0, 0, 1, 0, 1, 0, 1});
+  args.domains = std::make_shared<const std::vector<int>>(std::vector<int>{1, 0, 5, 1, 5, 0, 2});
+  HostLayout layout = hostLayout(args);
+  ASSERT_EQ(layout.numHosts(), 2);
+  EXPECT_EQ(layout.ranksOf[0], (std::vector<int>{0, 3, 1, 5}));  // domains by lowest rank
+  EXPECT_EQ(layout.ranksOf[1], (std::vector<int>{2, 4, 6}));
+  EXPECT_EQ(layout.localIndex, (std::vector<int>{0, 2, 0, 1, 1, 3, 2}));
+  // A domain map of the wrong size is ignored.
+  args.domains = std::make_shared<const std::vector<int>>(std::vector<int>{1, 0});
+  EXPECT_EQ(hostLayout(args).ranksOf[0], (std::vector<int>{0, 1, 3, 5}));
+}
+
 }  // namespace
 }  // namespace braid::coll

@@ -14,6 +14,9 @@
 // 3. Cache domains inside a host (CollArgs::domains): every algorithm still
 //    matches the reference, and a ring crosses each domain boundary once (H
 //    hosts, D domains in all: D crossings between domains), counted the same way.
+// 4. The hierarchical algorithms with domains: they match the reference on multi-host
+//    layouts, the in-host rings of "hier" cross into each (host, domain) place once, and
+//    the in-host trees cross domains less often than over plain rank order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -373,6 +376,101 @@ TEST(DomainOrderScheduleTest, RingCrossesEachDomainBoundaryOnce) {
       byPlace.hosts = places;
       EXPECT_EQ(crossingLinks(byPlace, sends), static_cast<int>(placeIndex.size()));
       EXPECT_EQ(crossingLinks(c, sends), hostCount(layout.hosts) > 1 ? hostCount(layout.hosts) : 0);
+    }
+  }
+}
+
+// A place is a (host, domain) pair: every rank's place index, and how many places there are.
+Layout placesOf(const DomainLayout& layout, int* count) {
+  std::map<std::pair<int, int>, int> placeIndex;
+  Layout places;
+  for (size_t r = 0; r < layout.hosts.size(); ++r) {
+    auto key = std::make_pair(layout.hosts[r], layout.domains[r]);
+    places.push_back(placeIndex.emplace(key, static_cast<int>(placeIndex.size())).first->second);
+  }
+  *count = static_cast<int>(placeIndex.size());
+  return places;
+}
+
+// Distinct (from, to) links inside one host between different places.
+int inHostDomainCrossings(const DomainLayout& layout, const std::vector<Send>& sends) {
+  int unused = 0;
+  const Layout places = placesOf(layout, &unused);
+  std::set<std::pair<int, int>> links;
+  for (const Send& s : sends) {
+    if (layout.hosts[s.from] == layout.hosts[s.to] && places[s.from] != places[s.to]) {
+      links.insert({s.from, s.to});
+    }
+  }
+  return static_cast<int>(links.size());
+}
+
+// Layouts for the hierarchical algorithms: several hosts, several domains on a host.
+const std::vector<DomainLayout>& hierarchicalDomainLayouts() {
+  static const std::vector<DomainLayout> kLayouts = {
+      {{0, 1, 0, 1, 0, 1, 0, 1}, {0, 0, 1, 1, 0, 0, 1, 1}},  // 2 hosts x 2 domains, interleaved
+      {{0, 0, 0, 0, 1, 1, 1, 1}, {0, 1, 0, 1, 1, 0, 1, 0}},  // blocked hosts, sockets alternate
+      {{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1},                 // 3 domains on host 0, 2 on host 1
+       {2, 0, 1, 1, 0, 0, 2, 1, 1, 0, 0, 1}},
+      {{0, 0, 1, 1, 1, 0, 0, 1}, {0, 1, 0, 0, 0, 0, 1, 0}},  // host 1 in one domain
+      {{0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 1, 0, 1, 0, 1}},  // one host
+  };
+  return kLayouts;
+}
+
+TEST(DomainOrderScheduleTest, HierarchicalAlgorithmsMatchReference) {
+  size_t variant = 0;
+  for (const Algorithm& algorithm : allAlgorithms()) {
+    const std::string name = algorithm.name;
+    if (name != "hier" && name != "hiertree") continue;
+    for (const DomainLayout& layout : hierarchicalDomainLayouts()) {
+      runVariants(algorithm, layout.hosts, layout.domains, {1, 7, 131}, {40, size_t(1) << 20},
+                  &variant);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// The in-host rings of "hier" (phases 1 and 3) cross into each (host, domain) place once:
+// a host with D > 1 domains has D links between its domains, one with a single domain none.
+TEST(DomainOrderScheduleTest, HierarchicalInHostRingsCrossEachDomainOnce) {
+  for (const DomainLayout& layout : hierarchicalDomainLayouts()) {
+    std::map<int, std::set<int>> domainsOfHost;
+    for (size_t r = 0; r < layout.hosts.size(); ++r) {
+      domainsOfHost[layout.hosts[r]].insert(layout.domains[r]);
+    }
+    int want = 0;
+    for (const auto& [host, domains] : domainsOfHost) {
+      want += domains.size() > 1 ? static_cast<int>(domains.size()) : 0;
+    }
+    Case c = baseCase(CollKind::kAllReduce, "hier", layout.hosts, 0);
+    c.domains = layout.domains;
+    SCOPED_TRACE(describe(c));
+    EXPECT_EQ(inHostDomainCrossings(layout, sendsOf(c)), want);
+    // Without the domain map the same rings cross more often on these layouts.
+    Case plain = c;
+    plain.domains.clear();
+    EXPECT_GT(inHostDomainCrossings(layout, sendsOf(plain)), want);
+  }
+}
+
+// The in-host trees of "hier" broadcast / reduce and "hiertree" keep a domain's ranks in
+// one stretch of the tree: fewer links between domains than over rank order, on these
+// layouts where a host's domains alternate.
+TEST(DomainOrderScheduleTest, HierarchicalTreesCrossDomainsLessThanInRankOrder) {
+  for (const DomainLayout& layout : hierarchicalDomainLayouts()) {
+    for (const auto& [kind, algorithm] :
+         {std::make_pair(CollKind::kBroadcast, "hier"), std::make_pair(CollKind::kReduce, "hier"),
+          std::make_pair(CollKind::kAllReduce, "hiertree")}) {
+      for (int root = 0; root < static_cast<int>(layout.hosts.size()); root += 3) {
+        Case c = baseCase(kind, algorithm, layout.hosts, root);
+        c.domains = layout.domains;
+        SCOPED_TRACE(describe(c));
+        Case plain = c;
+        plain.domains.clear();
+        EXPECT_LT(inHostDomainCrossings(layout, sendsOf(c)),
+                  inHostDomainCrossings(layout, sendsOf(plain)));
+      }
     }
   }
 }

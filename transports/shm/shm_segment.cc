@@ -69,13 +69,19 @@ Result<SegmentLayout> SegmentLayout::compute(int nranks, size_t slotBytes, int n
   layout.fifoHeaderBytes =
       roundUp(sizeof(FifoCounters) + layout.nheaders * sizeof(SlotHeader), kPage);
   layout.fifoBytes = layout.fifoHeaderBytes + roundUp(nslots * slotBytes, kPage);
-  layout.totalBytes = roundUp(sizeof(ControlBlock), kPage) + (nranks - 1) * layout.fifoBytes;
+  layout.totalBytes = controlBytes() + (nranks - 1) * layout.fifoBytes;
   return layout;
 }
 
+size_t SegmentLayout::controlBytes() { return roundUp(sizeof(ControlBlock), kPage); }
+
+size_t SegmentLayout::fifoOffset(int owner, int sender) const {
+  const size_t index = sender < owner ? sender : sender - 1;  // the owner has no FIFO from itself
+  return controlBytes() + index * fifoBytes;
+}
+
 FifoView SegmentLayout::fifo(uint8_t* base, int owner, int sender) const {
-  int index = sender < owner ? sender : sender - 1;  // the owner has no FIFO from itself
-  uint8_t* start = base + roundUp(sizeof(ControlBlock), kPage) + index * fifoBytes;
+  uint8_t* start = base + fifoOffset(owner, sender);
   FifoView view;
   view.counters = reinterpret_cast<FifoCounters*>(start);
   view.headers = reinterpret_cast<SlotHeader*>(start + sizeof(FifoCounters));
@@ -92,7 +98,8 @@ std::string segmentName(const std::string& commTag, int rank) {
   return "/braid-" + commTag + "-" + std::to_string(rank);
 }
 
-Result<std::unique_ptr<ShmSegment>> ShmSegment::create(const std::string& name, size_t bytes) {
+Result<std::unique_ptr<ShmSegment>> ShmSegment::create(
+    const std::string& name, size_t bytes, const std::vector<PagePlacement>& placement) {
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return systemError("shm: cannot create segment " + name, errno);
   FdCloser closer(fd);
@@ -104,16 +111,21 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::create(const std::string& name, 
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     return fail(systemError("shm: cannot size segment " + name, errno));
   }
-  int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-  if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
-    return fail(systemError("shm: cannot reserve " + std::to_string(bytes) + " bytes for " + name +
-                                " (is /dev/shm full? lower BRAID_SHM_SLOTS or "
-                                "BRAID_SHM_SLOT_BYTES)",
-                            err));
-  }
   auto base = mapShared(fd, bytes, name);
   if (!base.isOk()) return fail(base.status());
-  return std::unique_ptr<ShmSegment>(new ShmSegment(name, *base, bytes, /*linked=*/true));
+  std::unique_ptr<ShmSegment> segment(new ShmSegment(name, *base, bytes, /*linked=*/true));
+  // The policy lands on the memory object, which allocates pages on reserve or first
+  // touch: so it must precede the reserve below (which allocates every page on tmpfs).
+  segment->placementStatus_ = applyPlacement(*base, placement);
+  int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
+    // The segment's destructor unmaps and unlinks.
+    return systemError("shm: cannot reserve " + std::to_string(bytes) + " bytes for " + name +
+                           " (is /dev/shm full? lower BRAID_SHM_SLOTS or "
+                           "BRAID_SHM_SLOT_BYTES)",
+                       err);
+  }
+  return segment;
 }
 
 Result<std::unique_ptr<ShmSegment>> ShmSegment::open(const std::string& name, size_t bytes) {

@@ -13,10 +13,12 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/status.h"
 #include "transports/shm/control_block.h"
 #include "transports/shm/fifo.h"
+#include "transports/shm/numa_placement.h"
 
 namespace braid::transport::shm {
 
@@ -37,6 +39,10 @@ struct SegmentLayout {
 
   /// The FIFO in `owner`'s segment (mapped at `base`) that `sender` writes into.
   FifoView fifo(uint8_t* base, int owner, int sender) const;
+  /// Where that FIFO starts in the segment (page aligned); it spans fifoBytes.
+  size_t fifoOffset(int owner, int sender) const;
+  /// The control block's page-padded size: the first FIFO starts there.
+  static size_t controlBytes();
 
   static ControlBlock* control(uint8_t* base) { return reinterpret_cast<ControlBlock*>(base); }
 };
@@ -54,10 +60,13 @@ std::string segmentName(const std::string& commTag, int rank);
 /// latest on destruction) so that nothing is left in /dev/shm.
 class ShmSegment {
  public:
-  /// Creates a new segment of `bytes` (failing if the name exists), reserves
-  /// its memory now, so that a full /dev/shm is an error here rather than a
-  /// SIGBUS later, and maps it. The memory reads as zeros.
-  static Result<std::unique_ptr<ShmSegment>> create(const std::string& name, size_t bytes);
+  /// Creates a new segment of `bytes` (failing if the name exists), maps it, places its
+  /// pages by `placement` (numa_placement.h; before any page exists, so every page and every
+  /// mapping follows it), then reserves its memory, so that a full /dev/shm is an error here
+  /// rather than a SIGBUS later. The memory reads as zeros. A placement the kernel refuses is
+  /// not an error: placementStatus() says why, and the pages go where first touched.
+  static Result<std::unique_ptr<ShmSegment>> create(
+      const std::string& name, size_t bytes, const std::vector<PagePlacement>& placement = {});
 
   /// Maps an existing segment, which must be exactly `bytes` long.
   static Result<std::unique_ptr<ShmSegment>> open(const std::string& name, size_t bytes);
@@ -72,6 +81,8 @@ class ShmSegment {
   uint8_t* base() const { return base_; }
   size_t bytes() const { return bytes_; }
   const std::string& name() const { return name_; }
+  /// Ok when the placement given to create() holds (or none was given); else why not.
+  const Status& placementStatus() const { return placementStatus_; }
 
  private:
   ShmSegment(std::string name, uint8_t* base, size_t bytes, bool linked)
@@ -81,6 +92,7 @@ class ShmSegment {
   uint8_t* const base_;
   const size_t bytes_;
   bool linked_;  // this process created the name and has not removed it yet
+  Status placementStatus_;
 };
 
 }  // namespace braid::transport::shm

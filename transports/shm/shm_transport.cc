@@ -3,7 +3,7 @@
 // Setup (collective, every step taken by every rank so no rank is left
 // waiting in the bootstrap when another fails):
 //   1. create this rank's segment /braid-<tag>-<rank> (its inbound FIFOs and
-//      control block) and initialise it;
+//      control block) on this rank's NUMA node (numa_placement.h) and initialise it;
 //   2. allGather {pid, pid namespace, slot config, created?};
 //   3. open and map every peer's segment;
 //   4. allGather {opened?, could read peer p's memory (CMA probe)?} — the
@@ -131,11 +131,24 @@ class ShmTransport : public Transport {
   uint64_t probePattern_[2] = {0, 0};  // read by peers at setup (single_copy.h)
 };
 
-// Step 1: the own segment with a fresh control block and empty FIFOs.
+// Says once per process why FIFO pages are not placed (an unknown node, or a refused mbind):
+// it is the same for every communicator a process creates, and not an error.
+void noteUnplaced(int rank, const std::string& why) {
+  static std::atomic<bool> said{false};
+  if (said.exchange(true)) return;
+  BRAID_INFO(
+      "shm: rank %d's inbound FIFOs are not bound to a NUMA node: %s; their pages go "
+      "where first touched",
+      rank, why.c_str());
+}
+
+// Step 1: the own segment with a fresh control block and empty FIFOs, on the NUMA node of
+// this rank, which reads every FIFO in it (numa_placement.h).
 Result<std::unique_ptr<ShmSegment>> createOwnSegment(const std::string& tag, int rank,
-                                                     const SegmentLayout& layout) {
+                                                     const SegmentLayout& layout, int numaNode) {
   BRAID_ASSIGN_OR_RETURN(auto segment,
-                         ShmSegment::create(shm::segmentName(tag, rank), layout.totalBytes));
+                         ShmSegment::create(shm::segmentName(tag, rank), layout.totalBytes,
+                                            shm::segmentPlacement(layout, rank, numaNode)));
   auto* control = new (segment->base()) ControlBlock();
   control->ownerRank = rank;
   control->ownerPid = getpid();
@@ -192,7 +205,7 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
   auto layout = SegmentLayout::compute(nranks, config.shmSlotBytes, config.shmSlots);
   Status local = layout.status();
   if (local.isOk()) {
-    auto own = createOwnSegment(tag, rank, *layout);
+    auto own = createOwnSegment(tag, rank, *layout, config.numaNode);
     local = own.status();
     if (local.isOk()) t->own_ = std::move(*own);
   }
@@ -296,11 +309,20 @@ Result<std::unique_ptr<Transport>> ShmTransport::create(Bootstrap& bootstrap, co
           ? ""
           : ", all-to-all blocks from " + std::to_string(shm::kBlockSingleCopyBytes) +
                 " bytes in buffers below " + std::to_string(blockExtentBelow);
+  const bool placed = config.numaNode >= 0 && t->own_->placementStatus().isOk();
+  if (config.numaNode < 0) {
+    noteUnplaced(label(rank),
+                 "its node is unknown (its CPUs span several nodes, or braid cannot tell)");
+  } else if (!placed) {
+    noteUnplaced(label(rank), t->own_->placementStatus().message());
+  }
+  const std::string placement =
+      placed ? "on NUMA node " + std::to_string(config.numaNode) : "not bound to a NUMA node";
   BRAID_INFO(
       "shm: rank %d connected to %d peer(s), %d slots of %zu bytes per peer, single copy %s%s "
-      "with %d of them",
+      "with %d of them, inbound FIFOs %s",
       label(rank), nranks - 1, config.shmSlots, config.shmSlotBytes, singleCopyRule.c_str(),
-      blockRule.c_str(), singleCopyPeers);
+      blockRule.c_str(), singleCopyPeers, placement.c_str());
   return std::unique_ptr<Transport>(std::move(t));
 }
 
