@@ -192,10 +192,9 @@ const std::vector<std::string>& Config::collectiveNames() {
 // chunks pipeline the two and gain most there, about even elsewhere. On shm
 // the FIFO slots, not the chunks, bound what is in flight, so a smaller chunk
 // gains nothing and it keeps 1 MiB, as does the mixed transport (not measured).
-// Over ib (soft-RoCE, paired rounds) 4 MiB chunks, each sent whole into a
-// receiver's credit (BRAID_IB_CREDIT_BYTES follows the chunk), beat 1 MiB at
-// 4-16 MiB for the two-way collectives: a step costs a completion and a wake-up
-// on each side whatever its size, so fewer, larger steps keep the link busier.
+// Over ib (soft-RoCE, paired rounds) 4 MiB chunks beat 1 MiB at 4-16 MiB for
+// the two-way collectives: a step costs a completion and a wake-up on each side
+// whatever its size, so fewer, larger steps keep the link busier.
 // Figures: perf/RESULTS.md, "Pipelining chunk over TCP" and the RDMA section.
 size_t Config::defaultChunkBytes(const std::string& transport) {
   if (transport == "socket") return size_t{512} << 10;

@@ -57,7 +57,7 @@ struct Config {
   int ibGidIndex = -1;  // BRAID_IB_GID_INDEX: -1 automatic (RoCE v2 with an IPv4 address first)
   int ibCredits = 2;    // BRAID_IB_CREDITS: messages a receiver grants ahead, 0..8
   // BRAID_IB_CREDIT_BYTES: the bytes of a message each credit covers, 4 KiB..8 MiB; 0
-  // (unset): the collective chunk (BRAID_CHUNK_BYTES, else 1 MiB), so chunks fit a credit.
+  // (unset): 64 KiB (IbConnector::kDefaultCreditBytes); larger messages go zero-copy.
   size_t ibCreditBytes = 0;
   static constexpr size_t kMinIbCreditBytes = size_t{4} << 10;
   static constexpr size_t kMaxIbCreditBytes = size_t{8} << 20;

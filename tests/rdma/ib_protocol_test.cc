@@ -410,33 +410,50 @@ TEST_F(IbProtocol, ChunksThatFitACreditNeverWaitForAClearToSend) {
   }
 }
 
-// A message larger than its credit sends only a short head into it (its rest waits for a
-// clear-to-send anyway) and the rest straight into the receive's buffer, not a whole
-// credit's worth to be copied out; one that fits goes whole.
-TEST_F(IbProtocol, MessagesLargerThanTheCreditSendOnlyAShortHeadIntoIt) {
-  constexpr size_t kCreditSize = size_t{4} << 20;
+// A message larger than its credit sends nothing into it: an empty write frees the credit
+// and the whole message goes straight into the receive's buffer once the receive asks
+// for it (no copy out of a credit); one that fits goes whole. Credits freed that way are
+// granted again: a small message after many large ones still completes before its receive.
+TEST_F(IbProtocol, MessagesLargerThanTheCreditGoZeroCopy) {
+  constexpr size_t kCreditSize = size_t{64} << 10;
   start(2, kCreditSize);
   ASSERT_TRUE(run()) << Fake::wireError;
   EXPECT_EQ(creditHead(kCreditSize, kCreditSize), kCreditSize);
-  EXPECT_EQ(creditHead(kCreditSize + 1, kCreditSize), IbConnector::kLargeHeadBytes);
-  EXPECT_EQ(creditHead(kCreditSize + 1, 4096), 4096u);
-  for (size_t size : {kCreditSize + 1, size_t{13} << 20, kCreditSize, size_t{100}}) {
-    SCOPED_TRACE(size);
-    std::vector<uint8_t> src = pattern(size, 5), dst(size, 0);
-    Request sreq, rreq;
-    RecvSink sink;
-    sink.dst = dst.data();
-    const uint64_t before = side_[0]->stats().creditWriteBytes;
-    ASSERT_TRUE(side_[0]->postSend(src.data(), size, &sreq).isOk());
-    ASSERT_TRUE(run()) << Fake::wireError;
-    ASSERT_TRUE(side_[1]->postRecv(sink, size, &rreq).isOk());
-    ASSERT_TRUE(run()) << Fake::wireError;
-    ASSERT_TRUE(sreq.done && rreq.done);
-    EXPECT_EQ(dst, src);
-    EXPECT_EQ(side_[0]->stats().creditWriteBytes - before,
-              size > kCreditSize ? IbConnector::kLargeHeadBytes : size);
+  EXPECT_EQ(creditHead(0, kCreditSize), 0u);
+  EXPECT_EQ(creditHead(kCreditSize + 1, kCreditSize), 0u);
+  EXPECT_EQ(creditHead(size_t{13} << 20, 4096), 0u);
+  for (bool recvFirst : {false, true}) {
+    for (size_t size : {kCreditSize + 1, size_t{13} << 20, kCreditSize, size_t{4} << 20,
+                        size_t{100}, size_t{5} << 20, size_t{0}}) {
+      SCOPED_TRACE(std::to_string(size) + (recvFirst ? " bytes, receive first" : " bytes"));
+      std::vector<uint8_t> src = pattern(size, 5), dst(size + 1, 0xee);
+      Request sreq, rreq;
+      RecvSink sink;
+      sink.dst = dst.data();
+      const IbConnector::Stats before = side_[0]->stats();
+      if (recvFirst) {
+        ASSERT_TRUE(side_[1]->postRecv(sink, size, &rreq).isOk());
+      }
+      ASSERT_TRUE(side_[0]->postSend(src.data(), size, &sreq).isOk());
+      ASSERT_TRUE(run()) << Fake::wireError;
+      // Without its receive, only a message that fits the credit can have completed.
+      if (!recvFirst) {
+        EXPECT_EQ(sreq.done, size <= kCreditSize);
+        EXPECT_EQ(sreq.completed, size <= kCreditSize ? size : 0u);
+        ASSERT_TRUE(side_[1]->postRecv(sink, size, &rreq).isOk());
+      }
+      ASSERT_TRUE(run()) << Fake::wireError;
+      ASSERT_TRUE(sreq.done && rreq.done);
+      EXPECT_EQ(std::memcmp(dst.data(), src.data(), size), 0);
+      EXPECT_EQ(dst[size], 0xee) << "a write past the receive";
+      const IbConnector::Stats& after = side_[0]->stats();
+      EXPECT_EQ(after.creditWriteBytes - before.creditWriteBytes, size <= kCreditSize ? size : 0u)
+          << "bytes through a credit";
+      EXPECT_EQ(after.writeBytes - before.writeBytes, size) << "bytes written in all";
+    }
   }
-  EXPECT_TRUE(side_[0]->error().isOk() && side_[1]->error().isOk());
+  EXPECT_TRUE(side_[0]->error().isOk()) << side_[0]->error().message();
+  EXPECT_TRUE(side_[1]->error().isOk()) << side_[1]->error().message();
 }
 
 // Without credits every message costs the receiver a clear-to-send; only every
@@ -466,12 +483,13 @@ TEST_F(IbProtocol, ClearToSendsMostlyGoUnsignaledAndNeverFillTheQueue) {
 // A source the device cannot register goes through send staging slots smaller than a
 // credit: the credit's head is written in several pieces, the last with the immediate.
 TEST_F(IbProtocol, CreditsLargerThanAStagingSlotFromUnregistrableMemory) {
-  start(2);
+  constexpr size_t kBigCredit = 4 * IbConnector::kStageBytes;
+  start(2, kBigCredit);
   ASSERT_TRUE(run()) << Fake::wireError;
   // Every buffer lives to the end: a freed receive buffer's registration, still cached,
   // must not make a later source at its address registrable.
   std::deque<std::vector<uint8_t>> keep;
-  for (size_t size : {kCredit, kCredit + 12345, IbConnector::kStageBytes + 1, size_t{3}}) {
+  for (size_t size : {kBigCredit, kBigCredit + 12345, IbConnector::kStageBytes + 1, size_t{3}}) {
     SCOPED_TRACE(size);
     std::vector<uint8_t>& src = keep.emplace_back(pattern(size, 3));
     std::vector<uint8_t>& dst = keep.emplace_back(size, 0);
@@ -490,31 +508,34 @@ TEST_F(IbProtocol, CreditsLargerThanAStagingSlotFromUnregistrableMemory) {
     ASSERT_TRUE(sreq.done && rreq.done);
     EXPECT_EQ(dst, src);
     const uint64_t slots = (size + IbConnector::kStageBytes - 1) / IbConnector::kStageBytes;
-    EXPECT_EQ(side_[0]->stats().writes - writesBefore, slots) << "one write per staging slot";
+    // A message larger than the credit also answers it with an empty write.
+    EXPECT_EQ(side_[0]->stats().writes - writesBefore, slots + (size > kBigCredit ? 1 : 0))
+        << "one write per staging slot";
   }
   Fake::refuseBegin = Fake::refuseEnd = nullptr;
 }
 
-TEST(IbCreditBytes, FollowTheChunkUnlessSetAndStayInRange) {
+TEST(IbCreditBytes, DefaultWhateverTheChunkUnlessSetAndStayInRange) {
   constexpr size_t kMiB = size_t{1} << 20;
   Config c;
   c.transport = "ib";
-  EXPECT_EQ(creditBytesFor(c, 1), Config::defaultChunkBytes("ib"));
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kDefaultCreditBytes);
   c.transport = "mixed";
-  EXPECT_EQ(creditBytesFor(c, 1), Config::defaultChunkBytes("mixed"));
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kDefaultCreditBytes);
+  // The chunk does not matter: a chunk larger than the credit goes zero-copy.
   c.chunkBytesSet = true;
   c.chunkBytes = 2 * kMiB;
-  EXPECT_EQ(creditBytesFor(c, 1), 2 * kMiB);
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kDefaultCreditBytes);
   c.chunkBytes = 64;
-  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kMinCreditBytes);
-  c.chunkBytes = 64 * kMiB;
-  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kMaxCreditBytes);
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kDefaultCreditBytes);
   // Many peers: the credits of all links stay within the budget.
-  c.chunkBytes = 4 * kMiB;
   c.ibCredits = 2;
-  EXPECT_EQ(creditBytesFor(c, 31), 4 * kMiB);
-  EXPECT_EQ(creditBytesFor(c, 127), IbConnector::kCreditBudgetBytes / 254 / 4096 * 4096);
-  EXPECT_LE(127 * 2 * creditBytesFor(c, 127), IbConnector::kCreditBudgetBytes);
+  EXPECT_EQ(creditBytesFor(c, 31), IbConnector::kDefaultCreditBytes);
+  constexpr int kManyPeers = 4095;
+  EXPECT_EQ(creditBytesFor(c, kManyPeers),
+            IbConnector::kCreditBudgetBytes / (2 * kManyPeers) / 4096 * 4096);
+  EXPECT_LT(creditBytesFor(c, kManyPeers), IbConnector::kDefaultCreditBytes);
+  EXPECT_LE(kManyPeers * 2 * creditBytesFor(c, kManyPeers), IbConnector::kCreditBudgetBytes);
   EXPECT_EQ(creditBytesFor(c, 100000), IbConnector::kMinCreditBytes);
   // Set: taken as it is (within range), whatever the peers.
   c.ibCreditBytes = 256 << 10;
@@ -522,6 +543,10 @@ TEST(IbCreditBytes, FollowTheChunkUnlessSetAndStayInRange) {
   EXPECT_EQ(creditBytesFor(c, 127), size_t{256} << 10);
   c.ibCreditBytes = 8 * kMiB;
   EXPECT_EQ(creditBytesFor(c, 127), 8 * kMiB);
+  c.ibCreditBytes = 64 * kMiB;
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kMaxCreditBytes);
+  c.ibCreditBytes = 1;
+  EXPECT_EQ(creditBytesFor(c, 1), IbConnector::kMinCreditBytes);
 }
 
 TEST_F(IbProtocol, SmallSendsCompleteBeforeTheirReceiveOnlyWithCredits) {
@@ -608,8 +633,20 @@ struct MismatchCase {
 
 TEST_F(IbProtocol, SizeMismatchesFailBothSidesNamingThePeer) {
   const MismatchCase cases[] = {
-      {100, 200, false},        {100, 200, true}, {100, 300000, true}, {300000, 100, true},
-      {3 << 20, 2 << 20, true}, {0, 1, true},     {1, 0, true},        {kCredit, kCredit + 1, true},
+      {100, 200, false},
+      {100, 200, true},
+      {100, 300000, true},
+      {300000, 100, true},
+      {3 << 20, 2 << 20, true},
+      {0, 1, true},
+      {1, 0, true},
+      {kCredit, kCredit + 1, true},
+      // A message larger than the credit answers it with an empty write, which must not
+      // pass for a 0-byte message, nor a message that fits for a larger one.
+      {kCredit + 1, kCredit, true},
+      {kCredit + 1, 0, true},
+      {0, kCredit + 1, true},
+      {kCredit + 2, kCredit + 1, true},
   };
   for (const MismatchCase& c : cases) {
     SCOPED_TRACE(std::to_string(c.sent) + " sent, " + std::to_string(c.expected) +

@@ -16,28 +16,27 @@
 // sides fail.
 //
 // Credits. A receive is posted only when the collective reaches its step, so
-// with clear-to-sends alone the sender idles for a round trip (and the link's
-// queue drains) at every chunk. The receiver therefore grants credits ahead
-// (BRAID_IB_CREDITS, default 2): each names one of the next messages it has not
-// posted a receive for and a buffer of creditBytes_ (BRAID_IB_CREDIT_BYTES, by
-// default the collective chunk) of its own. The sender writes the head of that
-// message there as soon as it posts it (in several writes from send staging,
-// the last one with the immediate), with an immediate carrying how many
-// bytes it wrote and whether the message ended there; the receive, once
-// posted, asks for the rest with ordinary clear-to-sends, checks the head's
-// size against its own and copies (or reduces) the head out. Messages of at
-// most creditBytes_ thus complete on the sender without waiting for the
-// receiver, and a collective whose chunks fit a credit never waits for a
-// clear-to-send round trip between its steps: the sender writes each chunk
-// as soon as its step starts, like ib_write_bw's stream of writes, and the
-// receiver pays one copy out of the credit buffer instead. A message larger
-// than the credit waits for a clear-to-send for its rest anyway, and copying
-// bytes out of a credit costs the receiver more than fetching them straight
-// into its buffer: into the credit it sends only a kLargeHeadBytes head
-// (creditHead()), enough to keep the link busy during that round trip. A size mismatch
-// still fails both sides: the receiver sees it in the credit's immediate and
-// sends a clear-to-send announcing its size, which the sender rejects (also
-// for a message it finished).
+// with clear-to-sends alone a small message idles at the sender for a round
+// trip that costs more than the message itself. The receiver therefore grants
+// credits ahead (BRAID_IB_CREDITS, default 2): each names one of the next
+// messages it has not posted a receive for and a buffer of creditBytes_
+// (BRAID_IB_CREDIT_BYTES, default kDefaultCreditBytes) of its own. A message
+// that fits is written there whole as soon as the sender posts it (in several
+// writes from send staging, the last one with the immediate), with an immediate
+// carrying its size and that it ended there; the receive, once posted, checks
+// that size against its own and copies (or reduces) it out. Such a message
+// completes on the sender without waiting for the receiver. A larger message
+// answers its credit with an empty write (an immediate saying "0 bytes, not
+// complete", which frees the credit) and goes zero-copy: the receive's
+// clear-to-send exposes the user's buffer and the sender writes all of it there
+// (creditHead()). Copying a large message out of a credit would cost the
+// receiver's CPU a pass over every byte, which is what a CPU-bound link (soft
+// RoCE; the memory bus of a busy host) has least of; its round trip is hidden
+// by steps posted ahead (the runner posts the next step's receive while the
+// current one is in flight). A size mismatch still fails both sides: the
+// receiver sees it in the credit's immediate and sends a clear-to-send
+// announcing its size, which the sender rejects (also for a message it
+// finished).
 //
 // Invariants: clear-to-sends and credits go out in message order and within a
 // message in offset order (a credit, the head, before the rest); the sender
@@ -89,8 +88,7 @@ uint64_t wrId(uint32_t index, uint64_t low) { return (uint64_t{index} << 32) | l
 }  // namespace
 
 size_t creditHead(size_t messageBytes, size_t creditBytes) {
-  if (messageBytes <= creditBytes) return messageBytes;
-  return std::min(creditBytes, IbConnector::kLargeHeadBytes);
+  return messageBytes <= creditBytes ? messageBytes : 0;
 }
 
 size_t creditBytesFor(const Config& config, int peers) {
@@ -98,8 +96,7 @@ size_t creditBytesFor(const Config& config, int peers) {
     return std::clamp(config.ibCreditBytes, IbConnector::kMinCreditBytes,
                       IbConnector::kMaxCreditBytes);
   }
-  size_t bytes =
-      config.chunkBytesSet ? config.chunkBytes : Config::defaultChunkBytes(config.transport);
+  size_t bytes = IbConnector::kDefaultCreditBytes;
   // Every peer's link pins its credits: past kCreditBudgetBytes in all, smaller credits.
   const size_t buffers =
       static_cast<size_t>(std::max(1, peers)) * static_cast<size_t>(std::max(1, config.ibCredits));

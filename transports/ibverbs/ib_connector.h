@@ -49,18 +49,18 @@ class IbConnector final : public Connector {
   static constexpr int kMaxCtsOut = 16;      // clear-to-sends issued and not yet written
   static constexpr int kMaxUnsignaled = 15;  // clear-to-sends in a row without a completion
   /// Credits: clear-to-sends granted ahead for the next messages this rank has not posted
-  /// a receive for yet, each for a message's first creditBytes into a buffer of its own.
-  /// The sender writes a message's head at once instead of waiting for a clear-to-send
-  /// round trip, which hides that round trip between the chunk steps of a collective; a
-  /// credit as large as the collective's chunk leaves no round trip at all.
-  /// BRAID_IB_CREDITS of them (Config::ibCredits), at most kMaxCredits, of
-  /// BRAID_IB_CREDIT_BYTES each (kMinCreditBytes..kMaxCreditBytes).
+  /// a receive for yet, each for a whole message of at most creditBytes into a buffer of
+  /// its own. The sender writes such a message at once instead of waiting for a
+  /// clear-to-send round trip; a larger one answers the credit with an empty write and goes
+  /// straight into the receiver's buffer once the receive asks for it (creditHead), sparing
+  /// the receiver a copy of every byte. BRAID_IB_CREDITS of them (Config::ibCredits), at
+  /// most kMaxCredits, of BRAID_IB_CREDIT_BYTES each (kMinCreditBytes..kMaxCreditBytes).
   static constexpr int kMaxCredits = 8;
   static constexpr size_t kMinCreditBytes = Config::kMinIbCreditBytes;
   static constexpr size_t kMaxCreditBytes = Config::kMaxIbCreditBytes;  // bounded by the immediate
-  static constexpr size_t kDefaultCreditBytes = 1 << 20;  // the connector's own default
-  /// The head a message larger than its credit sends into it (creditHead).
-  static constexpr size_t kLargeHeadBytes = 256 << 10;  // a send staging slot
+  /// Small enough that copying a message out of a credit costs less than the round trip it
+  /// saves; larger messages go zero-copy.
+  static constexpr size_t kDefaultCreditBytes = 64 << 10;
   /// What the credits of all of a rank's links may pin together, unless
   /// BRAID_IB_CREDIT_BYTES sets their size (creditBytesFor).
   static constexpr size_t kCreditBudgetBytes = size_t{256} << 20;
@@ -247,14 +247,13 @@ class IbConnector final : public Connector {
 };
 
 /// The bytes of a message of `messageBytes` its sender writes into a credit of
-/// `creditBytes`: all of it when it fits, else a head of at most kLargeHeadBytes (its rest
-/// waits for a clear-to-send anyway, and goes straight into the receiver's buffer).
+/// `creditBytes`: all of it when it fits, else none (the whole message waits for a
+/// clear-to-send and goes straight into the receiver's buffer).
 size_t creditHead(size_t messageBytes, size_t creditBytes);
 
 /// The bytes each credit covers, on a rank with `peers` ib links: BRAID_IB_CREDIT_BYTES,
-/// else the collective chunk (BRAID_CHUNK_BYTES, else the transport's default) so that a
-/// chunk never waits for a clear-to-send, but no more than keeps every link's credits
-/// within kCreditBudgetBytes; always within kMinCreditBytes..kMaxCreditBytes.
+/// else kDefaultCreditBytes, but no more than keeps every link's credits within
+/// kCreditBudgetBytes; always within kMinCreditBytes..kMaxCreditBytes.
 size_t creditBytesFor(const Config& config, int peers);
 
 }  // namespace braid::transport::ib
