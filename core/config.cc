@@ -265,6 +265,8 @@ Result<Config> Config::fromEnv() {
   BRAID_RETURN_IF_ERROR(readInt("BRAID_IB_GID_INDEX", -1, 255, &c.ibGidIndex));
   BRAID_RETURN_IF_ERROR(readInt("BRAID_IB_CREDITS", 0, 8, &c.ibCredits));
   BRAID_RETURN_IF_ERROR(
+      readInt("BRAID_IB_QPS_PER_PEER", 1, Config::kMaxIbQpsPerPeer, &c.ibQpsPerPeer));
+  BRAID_RETURN_IF_ERROR(
       readBytes("BRAID_IB_CREDIT_BYTES", Config::kMinIbCreditBytes, &c.ibCreditBytes));
   if (c.ibCreditBytes > Config::kMaxIbCreditBytes) {
     return invalidArgument("BRAID_IB_CREDIT_BYTES must be a byte count from 4096 to 8 MiB (" +

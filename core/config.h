@@ -56,6 +56,10 @@ struct Config {
   std::string ibHca;    // BRAID_IB_HCA: "" (first active port) | device | device:port
   int ibGidIndex = -1;  // BRAID_IB_GID_INDEX: -1 automatic (RoCE v2 with an IPv4 address first)
   int ibCredits = 2;    // BRAID_IB_CREDITS: messages a receiver grants ahead, 0..8
+  // BRAID_IB_QPS_PER_PEER: reliable-connected queue pairs per peer, 1..kMaxIbQpsPerPeer; a
+  // large message's zero-copy part is split over them (striping).
+  int ibQpsPerPeer = 1;
+  static constexpr int kMaxIbQpsPerPeer = 8;
   // BRAID_IB_CREDIT_BYTES: the bytes of a message each credit covers, 4 KiB..8 MiB; 0
   // (unset): 64 KiB (IbConnector::kDefaultCreditBytes); larger messages go zero-copy.
   size_t ibCreditBytes = 0;

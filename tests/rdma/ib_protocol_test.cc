@@ -12,6 +12,10 @@
 // credits for later messages before the rest of the current one); size
 // mismatches failing both connectors; a receiver that never posts leaving a
 // large send unfinished (the engine's deadline then fails it) but not a small one.
+// With several queue pairs per peer (striping): the same messages, the wire
+// carrying one work request at a time from a randomly chosen queue pair and the
+// completions of the queue pairs drained in random order; a receive or send
+// that must wait for its last stripe; failed completions on any queue pair.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -20,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -60,6 +65,10 @@ struct Fake {
   // it: sends from it go through send staging.
   static inline const uint8_t* refuseBegin = nullptr;
   static inline const uint8_t* refuseEnd = nullptr;
+  static inline uint32_t nextQpn = 100;
+  // The queue pair whose work requests fail (retries exhausted, as when the peer died)
+  // instead of being carried out; 0: none.
+  static inline uint32_t failQpn = 0;
 
   static FakeQp* of(ibv_qp* qp) { return qps.at(qp->qp_num).get(); }
 
@@ -78,7 +87,8 @@ struct Fake {
   static int postRecv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr**) {
     for (; wr != nullptr; wr = wr->next) {
       of(qp)->recvs.push_back(*wr);
-      of(qp)->recvSges.push_back(wr->sg_list[0]);
+      // No sge: a receive for immediates only, which takes no SEND's payload.
+      of(qp)->recvSges.push_back(wr->num_sge > 0 ? wr->sg_list[0] : ibv_sge{});
     }
     return 0;
   }
@@ -89,13 +99,20 @@ struct Fake {
     const auto base = reinterpret_cast<uintptr_t>(it->second->addr);
     return addr >= base && addr + len <= base + it->second->length;
   }
-  // Carries out every queued work request of `qp`, in order. False on a wire error.
-  static bool deliver(FakeQp* q) {
+  // Carries out up to `most` queued work requests of `qp`, in order. False on a wire error.
+  static bool deliver(FakeQp* q, size_t most = SIZE_MAX) {
     FakeQp* peer = qps.at(q->peerQpn).get();
-    while (!q->sends.empty()) {
+    for (; most > 0 && !q->sends.empty(); --most) {
       FakeQp::Wr w = std::move(q->sends.front());
       q->sends.pop_front();
       const ibv_send_wr& wr = w.wr;
+      if (q->qp.qp_num == failQpn) {
+        ibv_wc wc{};
+        wc.wr_id = wr.wr_id;
+        wc.status = IBV_WC_RETRY_EXC_ERR;
+        q->completions.push_back(wc);
+        continue;
+      }
       const size_t len = wr.num_sge > 0 ? w.sge.length : 0;
       bool consumes = wr.opcode == IBV_WR_SEND || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
       if (wr.opcode != IBV_WR_SEND && len > 0) {
@@ -205,7 +222,7 @@ struct Fake {
   static ibv_qp* createQp(ibv_pd*, ibv_qp_init_attr*) {
     auto q = std::make_unique<FakeQp>();
     q->qp.context = &context;
-    q->qp.qp_num = static_cast<uint32_t>(qps.size() + 100);
+    q->qp.qp_num = nextQpn++;
     ibv_qp* qp = &q->qp;
     qps[qp->qp_num] = std::move(q);
     return qp;
@@ -252,9 +269,10 @@ struct Fake {
 // Rank 0 and rank 1, one connector each towards the other.
 class IbProtocol : public ::testing::Test {
  protected:
-  void start(int credits, size_t creditBytes = IbConnector::kDefaultCreditBytes) {
+  void start(int credits, size_t creditBytes = IbConnector::kDefaultCreditBytes, int qps = 1) {
     Fake::wireError.clear();
     Fake::refuseBegin = Fake::refuseEnd = nullptr;
+    Fake::failQpn = 0;
     credit_ = creditBytes;
     auto dev = IbDevice::open(Fake::api(), "", -1, 64);
     ASSERT_TRUE(dev.isOk()) << dev.status().message();
@@ -262,7 +280,8 @@ class IbProtocol : public ::testing::Test {
     cache_ = std::make_unique<RegCache>(Fake::api(), dev_->pd(),
                                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     for (int r = 0; r < 2; ++r) {
-      auto c = IbConnector::create(r, 1 - r, 0, dev_.get(), cache_.get(), credits, creditBytes);
+      auto c =
+          IbConnector::create(r, 1 - r, 0, dev_.get(), cache_.get(), credits, creditBytes, qps);
       ASSERT_TRUE(c.isOk()) << c.status().message();
       side_[r] = std::move(*c);
       side_[r]->setPoller(&IbProtocol::poll, side_[r].get());
@@ -270,41 +289,61 @@ class IbProtocol : public ::testing::Test {
     for (int r = 0; r < 2; ++r) ASSERT_TRUE(side_[r]->connect(side_[1 - r]->localInfo()).isOk());
   }
   void TearDown() override {
+    rng_ = nullptr;
     side_[0].reset();
     side_[1].reset();
     cache_.reset();
     dev_.reset();
     EXPECT_TRUE(Fake::mrs.empty()) << "a registration outlived its connector or cache";
   }
-  // The transport's poll, for one connector: its queue pair's completions.
+  // The transport's poll, for one connector: its queue pairs' completions, the queue
+  // pairs in random order when rng_ is set (a real completion queue interleaves them).
   static Status poll(void* arg, bool* progressed) {
     auto* c = static_cast<IbConnector*>(arg);
-    FakeQp* q = Fake::qps.at(c->localInfo().qpn).get();
-    while (!q->completions.empty()) {
-      const ibv_wc wc = q->completions.front();
-      q->completions.pop_front();
-      c->complete(wc);
-      *progressed = true;
+    std::vector<QpInfo> infos = c->localInfo();
+    if (rng_ != nullptr) std::shuffle(infos.begin(), infos.end(), *rng_);
+    for (const QpInfo& info : infos) {
+      FakeQp* q = Fake::qps.at(info.qpn).get();
+      while (!q->completions.empty()) {
+        const ibv_wc wc = q->completions.front();
+        q->completions.pop_front();
+        c->complete(wc);
+        *progressed = true;
+      }
     }
     return Status::ok();
   }
-  FakeQp* qpOf(int r) { return Fake::qps.at(side_[r]->localInfo().qpn).get(); }
+  FakeQp* qpOf(int r, int q = 0) { return Fake::qps.at(side_[r]->localInfo()[q].qpn).get(); }
   // Messages either side of the credit from rank `from` to the other; `recvFirst`: each
   // receive is posted before its send, else after (its head may wait in a credit).
   void exchange(int from, bool recvFirst);
   // Progress and wire, alternately, until nothing moves; false on a wire error.
+  // With rng_ set, the wire instead carries one to three work requests of one queue pair
+  // chosen at random per round: queue pairs overtake each other, each stays in order.
   bool run(int rounds = 200) {
+    if (rng_ != nullptr) rounds *= 1000;
     for (int i = 0; i < rounds; ++i) {
       bool moved = false;
+      std::vector<FakeQp*> pending;
       for (int r = 0; r < 2; ++r) {
         (void)side_[r]->progress(&moved);
-        moved |= !qpOf(r)->sends.empty();
-        if (!Fake::deliver(qpOf(r))) return false;
+        for (int q = 0; q < side_[r]->qps(); ++q) {
+          if (!qpOf(r, q)->sends.empty()) pending.push_back(qpOf(r, q));
+        }
       }
-      if (!moved) return true;
+      if (pending.empty() && !moved) return true;
+      if (rng_ != nullptr && !pending.empty()) {
+        FakeQp* q = pending[(*rng_)() % pending.size()];
+        if (!Fake::deliver(q, 1 + (*rng_)() % 3)) return false;
+        continue;
+      }
+      for (FakeQp* q : pending) {
+        if (!Fake::deliver(q)) return false;
+      }
     }
     return true;
   }
+  static inline std::mt19937* rng_ = nullptr;
 
   std::unique_ptr<IbDevice> dev_;
   std::unique_ptr<RegCache> cache_;
@@ -671,6 +710,260 @@ TEST_F(IbProtocol, SizeMismatchesFailBothSidesNamingThePeer) {
     EXPECT_FALSE(rreq.done);
     TearDown();
   }
+}
+
+// The receiver's split of a clear-to-send's range: every byte in exactly one stripe, no
+// more stripes than queue pairs, none empty, one stripe for small pieces or one queue pair.
+TEST(IbStripePlan, CoversTheRangeWithNonEmptyStripesOnePerQueuePair) {
+  EXPECT_EQ(stripePlan(size_t{1} << 20, 1).stripes, 1);
+  EXPECT_EQ(stripePlan(size_t{1} << 20, 1).stripeBytes, 0u);
+  EXPECT_EQ(stripePlan(0, 4).stripes, 1);
+  EXPECT_EQ(stripePlan(2 * kMinStripeBytes - 1, 8).stripes, 1);
+  EXPECT_EQ(stripePlan(2 * kMinStripeBytes, 8).stripes, 2);
+  EXPECT_EQ(stripePlan(size_t{1} << 20, 4).stripeBytes, 256u << 10);
+  EXPECT_EQ(stripeCount(0, 4096), 1);
+  EXPECT_EQ(stripeCount(100, 0), 1);
+  for (int qps = 1; qps <= IbConnector::kMaxQps; ++qps) {
+    for (size_t bytes : {size_t{0}, size_t{1}, size_t{7}, size_t{4099}, size_t{8192}, size_t{12289},
+                         size_t{65537}, size_t{1000003}, size_t{1} << 30}) {
+      SCOPED_TRACE(std::to_string(bytes) + " bytes over " + std::to_string(qps));
+      const StripePlan plan = stripePlan(bytes, qps);
+      ASSERT_GE(plan.stripes, 1);
+      ASSERT_LE(plan.stripes, qps);
+      ASSERT_EQ(stripeCount(bytes, plan.stripeBytes), plan.stripes);
+      if (plan.stripes > 1) {
+        EXPECT_GE(plan.stripeBytes, kMinStripeBytes);
+        EXPECT_LT(static_cast<size_t>(plan.stripes - 1) * plan.stripeBytes, bytes);
+        EXPECT_GE(static_cast<size_t>(plan.stripes) * plan.stripeBytes, bytes);
+      }
+    }
+  }
+}
+
+// Several queue pairs per peer: odd sizes either side of the credit and the striping
+// threshold, multi-MiB ones, with and without credits, receive first or last; the wire
+// carries the queue pairs in random interleavings. Large zero-copy pieces use every queue
+// pair; the data matches the source and nothing is written past the receive.
+TEST_F(IbProtocol, StripedMessagesArriveIntactWhateverTheOrderAcrossQueuePairs) {
+  std::mt19937 rng(12345);
+  const size_t sizes[] = {
+      0, 1, 7, 4099, 2 * kMinStripeBytes, kCredit + 1, 1000003, (3 << 20) + 5, 0, size_t{9} << 20};
+  for (int qps : {2, 3, 4, 8}) {
+    for (int credits : {0, 2}) {
+      SCOPED_TRACE(std::to_string(qps) + " queue pairs, credits " + std::to_string(credits));
+      start(credits, kCredit, qps);
+      ASSERT_EQ(side_[0]->qps(), qps);
+      rng_ = &rng;
+      int seed = 0;
+      for (bool recvFirst : {true, false}) {
+        for (size_t size : sizes) {
+          SCOPED_TRACE(std::to_string(size) + (recvFirst ? " bytes, receive first" : " bytes"));
+          const int from = seed % 2;
+          std::vector<uint8_t> src = pattern(size, ++seed), dst(size + 1, 0xee);
+          Request sreq, rreq;
+          RecvSink sink;
+          sink.dst = dst.data();
+          const IbConnector::Stats before = side_[from]->stats();
+          if (recvFirst) {
+            ASSERT_TRUE(side_[1 - from]->postRecv(sink, size, &rreq).isOk());
+          }
+          ASSERT_TRUE(side_[from]->postSend(src.data(), size, &sreq).isOk());
+          ASSERT_TRUE(run()) << Fake::wireError;
+          if (!recvFirst) {
+            ASSERT_TRUE(side_[1 - from]->postRecv(sink, size, &rreq).isOk());
+          }
+          ASSERT_TRUE(run()) << Fake::wireError;
+          ASSERT_TRUE(side_[0]->error().isOk()) << side_[0]->error().message();
+          ASSERT_TRUE(side_[1]->error().isOk()) << side_[1]->error().message();
+          ASSERT_TRUE(sreq.done && rreq.done)
+              << "send done " << sreq.done << ", receive done " << rreq.done;
+          EXPECT_EQ(std::memcmp(dst.data(), src.data(), size), 0) << "bytes differ";
+          EXPECT_EQ(dst[size], 0xee) << "a write past the receive";
+          const IbConnector::Stats& after = side_[from]->stats();
+          EXPECT_EQ(after.writeBytes - before.writeBytes, size);
+          // A zero-copy piece (past the credit, or without credits) of at least two pages
+          // goes in stripes, one per queue pair stripePlan() names; anything else on
+          // queue pair 0.
+          const bool zeroCopy = credits == 0 || size > kCredit;
+          const int stripes = zeroCopy ? stripePlan(size, qps).stripes : 1;
+          EXPECT_EQ(after.stripedCts > before.stripedCts, stripes > 1);
+          if (size >= (size_t{1} << 20)) {
+            EXPECT_EQ(stripes, qps);
+          }
+          for (int q = 0; q < qps; ++q) {
+            EXPECT_EQ(after.qpWriteBytes[q] > before.qpWriteBytes[q], size > 0 && q < stripes)
+                << "queue pair " << q;
+          }
+        }
+      }
+      TearDown();
+    }
+  }
+}
+
+// The receiver counts one immediate per stripe: with every stripe but queue pair 0's
+// carried, the receive is not done (nor the send, whose writes on queue pair 0 have not
+// completed); queue pair 0 last completes both.
+TEST_F(IbProtocol, AStripedMessageWaitsForItsLastStripe) {
+  constexpr int kQps = 4;
+  for (int late : {0, 1, kQps - 1}) {
+    SCOPED_TRACE("queue pair " + std::to_string(late) + " last");
+    start(0, kCredit, kQps);
+    const size_t size = (2 << 20) + 3;
+    std::vector<uint8_t> src = pattern(size, 4), dst(size, 0);
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    ASSERT_TRUE(side_[1]->postRecv(sink, size, &rreq).isOk());
+    ASSERT_TRUE(side_[0]->postSend(src.data(), size, &sreq).isOk());
+    bool moved = false;
+    ASSERT_TRUE(side_[1]->progress(&moved).isOk());  // the clear-to-send
+    ASSERT_TRUE(Fake::deliver(qpOf(1, 0)));
+    ASSERT_TRUE(side_[0]->progress(&moved).isOk());  // the writes, on every queue pair
+    for (int q = 0; q < kQps; ++q) {
+      ASSERT_FALSE(qpOf(0, q)->sends.empty()) << "nothing written on queue pair " << q;
+      if (q != late) {
+        ASSERT_TRUE(Fake::deliver(qpOf(0, q))) << Fake::wireError;
+      }
+    }
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE(side_[0]->progress(&moved).isOk());
+      ASSERT_TRUE(side_[1]->progress(&moved).isOk());
+    }
+    EXPECT_FALSE(rreq.done) << "the receive completed before its last stripe landed";
+    EXPECT_FALSE(sreq.done) << "the send completed before its last stripe's writes did";
+    ASSERT_TRUE(Fake::deliver(qpOf(0, late))) << Fake::wireError;
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(sreq.done && rreq.done);
+    EXPECT_EQ(dst, src);
+    EXPECT_TRUE(side_[0]->error().isOk() && side_[1]->error().isOk());
+    TearDown();
+  }
+}
+
+// Striped pieces into receive staging (reductions) and out of send staging (a source the
+// device refuses), both directions at once, queue pairs interleaved at random.
+TEST_F(IbProtocol, StripedReductionsAndStagedSources) {
+  std::mt19937 rng(777);
+  start(2, kCredit, 4);
+  rng_ = &rng;
+  constexpr size_t kCount = (3 << 20) / 4 + 17;
+  std::deque<std::vector<int32_t>> keep;
+  for (int step = 0; step < 3; ++step) {
+    std::vector<int32_t> in[2], acc[2], out[2];
+    Request sreq[2], rreq[2];
+    for (int r = 0; r < 2; ++r) {
+      in[r].resize(kCount);
+      acc[r].resize(kCount);
+      out[r].assign(kCount, -1);
+      std::iota(in[r].begin(), in[r].end(), step * 1000 + r);
+      std::iota(acc[r].begin(), acc[r].end(), 7 * r);
+    }
+    // Rank 1's source cannot be registered: it goes through send staging.
+    Fake::refuseBegin = reinterpret_cast<const uint8_t*>(in[1].data());
+    Fake::refuseEnd = Fake::refuseBegin + kCount * 4;
+    for (int r = 0; r < 2; ++r) {
+      RecvSink sink;
+      sink.dst = reinterpret_cast<uint8_t*>(out[r].data());
+      sink.accum = reinterpret_cast<const uint8_t*>(acc[r].data());
+      sink.elemSize = 4;
+      sink.reduce = [](void* dst, const void* a, const void* b, size_t n) {
+        auto* d = static_cast<int32_t*>(dst);
+        auto* x = static_cast<const int32_t*>(a);
+        auto* y = static_cast<const int32_t*>(b);
+        for (size_t i = 0; i < n; ++i) d[i] = x[i] + y[i];
+      };
+      ASSERT_TRUE(side_[r]->postSend(in[r].data(), kCount * 4, &sreq[r]).isOk());
+      ASSERT_TRUE(side_[r]->postRecv(sink, kCount * 4, &rreq[r]).isOk());
+    }
+    ASSERT_TRUE(run()) << Fake::wireError;
+    Fake::refuseBegin = Fake::refuseEnd = nullptr;
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_TRUE(side_[r]->error().isOk()) << side_[r]->error().message();
+      ASSERT_TRUE(sreq[r].done && rreq[r].done) << "step " << step << " rank " << r;
+      for (size_t i = 0; i < kCount; ++i) {
+        ASSERT_EQ(out[r][i], acc[r][i] + in[1 - r][i]) << "step " << step << " element " << i;
+      }
+      EXPECT_GT(side_[r]->stats().stripedCts, 0u);
+    }
+  }
+}
+
+TEST_F(IbProtocol, StripedSizeMismatchesFailBothSidesNamingThePeer) {
+  std::mt19937 rng(99);
+  const MismatchCase cases[] = {
+      {1000003, 1000004, false}, {1000004, 1000003, false}, {3 << 20, 2 << 20, true},
+      {0, 1000003, true},        {1000003, 0, true},        {kCredit + 1, 9 << 20, true},
+  };
+  for (const MismatchCase& c : cases) {
+    SCOPED_TRACE(std::to_string(c.sent) + " sent, " + std::to_string(c.expected) + " expected");
+    start(c.warm ? 2 : 0, kCredit, 4);
+    rng_ = &rng;
+    if (c.warm) exchange(0, true);
+    std::vector<uint8_t> src(c.sent, 5), dst(c.expected + 1);
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    ASSERT_TRUE(side_[0]->postSend(src.data(), c.sent, &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(side_[1]->postRecv(sink, c.expected, &rreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    for (int r = 0; r < 2; ++r) {
+      const Status& e = side_[r]->error();
+      ASSERT_FALSE(e.isOk()) << "rank " << r << " did not fail";
+      EXPECT_NE(e.message().find("rank " + std::to_string(1 - r)), std::string::npos)
+          << e.message();
+      EXPECT_EQ(e.peer(), 1 - r) << e.message();
+    }
+    EXPECT_FALSE(rreq.done);
+    TearDown();
+  }
+}
+
+// A failed work request on any queue pair (the peer stopped answering) fails the link
+// with an error naming the peer; the message never passes for done.
+TEST_F(IbProtocol, AFailedCompletionOnAnyQueuePairNamesThePeer) {
+  constexpr int kQps = 4;
+  for (int bad : {0, 2, kQps - 1}) {
+    SCOPED_TRACE("queue pair " + std::to_string(bad) + " fails");
+    start(0, kCredit, kQps);
+    const size_t size = 1 << 20;
+    std::vector<uint8_t> src = pattern(size, 6), dst(size, 0);
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    ASSERT_TRUE(side_[1]->postRecv(sink, size, &rreq).isOk());
+    ASSERT_TRUE(side_[0]->postSend(src.data(), size, &sreq).isOk());
+    Fake::failQpn = qpOf(0, bad)->qp.qp_num;
+    ASSERT_TRUE(run()) << Fake::wireError;
+    const Status& e = side_[0]->error();
+    ASSERT_FALSE(e.isOk());
+    EXPECT_EQ(e.peer(), 1) << e.message();
+    EXPECT_NE(e.message().find("rank 1 stopped answering"), std::string::npos) << e.message();
+    EXPECT_FALSE(sreq.done);
+    EXPECT_FALSE(rreq.done) << "the receive completed without its failed stripe";
+    Request later;
+    EXPECT_FALSE(side_[0]->postSend(src.data(), size, &later).isOk()) << "the error is not sticky";
+    TearDown();
+  }
+}
+
+TEST_F(IbProtocol, QueuePairCountsOutOfRangeOrUnequalAreRefused) {
+  auto dev = IbDevice::open(Fake::api(), "", -1, 64);
+  ASSERT_TRUE(dev.isOk()) << dev.status().message();
+  RegCache cache(Fake::api(), (*dev)->pd(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  for (int qps : {0, -1, IbConnector::kMaxQps + 1}) {
+    auto c = IbConnector::create(0, 1, 0, dev->get(), &cache, 2, kCredit, qps);
+    ASSERT_FALSE(c.isOk()) << qps;
+    EXPECT_NE(c.status().message().find("BRAID_IB_QPS_PER_PEER"), std::string::npos)
+        << c.status().message();
+  }
+  auto two = IbConnector::create(0, 1, 0, dev->get(), &cache, 2, kCredit, 2);
+  auto four = IbConnector::create(1, 0, 1, dev->get(), &cache, 2, kCredit, 4);
+  ASSERT_TRUE(two.isOk() && four.isOk());
+  EXPECT_EQ((*two)->localInfo().size(), 2u);
+  EXPECT_FALSE((*two)->connect((*four)->localInfo()).isOk());
+  EXPECT_FALSE((*four)->connect((*two)->localInfo()).isOk());
 }
 
 }  // namespace

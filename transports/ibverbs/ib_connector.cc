@@ -38,6 +38,20 @@
 // announcing its size, which the sender rejects (also for a message it
 // finished).
 //
+// Striping (BRAID_IB_QPS_PER_PEER > 1). The link has several queue pairs;
+// queue pair 0 carries every clear-to-send, credit, credit write and mismatch
+// notice, so the invariants below hold on it unchanged. A clear-to-send's
+// range of at least 2 * kMinStripeBytes is split by the receiver into
+// contiguous stripes (stripePlan(), announced in stripeBytes), stripe i
+// written on queue pair i, each ending with a write with the immediate of the
+// clear-to-send. Writes on different queue pairs land in no particular order,
+// so the receiver counts the immediates and calls the piece landed only at
+// the last of its stripes (RC ordering within each queue pair makes each
+// stripe whole by its immediate). The sender, likewise, calls a message sent
+// only when every write it posted for it completed, whichever queue pair
+// finished last. Each queue pair has receives posted for the immediates (only
+// queue pair 0 receives SENDs); any failed completion fails the link.
+//
 // Invariants: clear-to-sends and credits go out in message order and within a
 // message in offset order (a credit, the head, before the rest); the sender
 // serves them in arrival order, skipping those whose message it has not posted
@@ -82,10 +96,33 @@ static_assert(kNoAnswer > kImmIdMask);
 constexpr size_t kSlotBytes = 64;  // one receive slot: a ClearToSend fits
 static_assert(sizeof(ClearToSend) <= kSlotBytes);
 constexpr uint64_t kRecvFlag = uint64_t{1} << 31;
+constexpr int kQpShift = 16;  // a work request id's queue pair, above a receive's slot
+constexpr uint64_t kNoMessage = ~uint64_t{0};
 
-uint64_t wrId(uint32_t index, uint64_t low) { return (uint64_t{index} << 32) | low; }
+uint64_t wrId(uint32_t index, int qp, uint64_t low) {
+  return (uint64_t{index} << 32) | (static_cast<uint64_t>(qp) << kQpShift) | low;
+}
 
 }  // namespace
+
+StripePlan stripePlan(size_t bytes, int qps) {
+  StripePlan plan;
+  if (qps <= 1 || bytes < 2 * kMinStripeBytes) return plan;
+  // Equal shares, rounded up to whole pages (so stripes start page-aligned when the
+  // buffer does), never below kMinStripeBytes.
+  size_t per = (bytes + qps - 1) / static_cast<size_t>(qps);
+  per = std::max(kMinStripeBytes, (per + 4095) & ~size_t{4095});
+  const int stripes = stripeCount(bytes, static_cast<uint32_t>(per));
+  if (stripes <= 1) return plan;
+  plan.stripeBytes = static_cast<uint32_t>(per);
+  plan.stripes = stripes;
+  return plan;
+}
+
+int stripeCount(size_t bytes, uint32_t stripeBytes) {
+  if (stripeBytes == 0 || bytes == 0) return 1;
+  return static_cast<int>((bytes + stripeBytes - 1) / stripeBytes);
+}
 
 size_t creditHead(size_t messageBytes, size_t creditBytes) {
   return messageBytes <= creditBytes ? messageBytes : 0;
@@ -106,15 +143,20 @@ size_t creditBytesFor(const Config& config, int peers) {
 
 Result<std::unique_ptr<IbConnector>> IbConnector::create(int rank, int peer, uint32_t index,
                                                          IbDevice* dev, RegCache* cache,
-                                                         int credits, size_t creditBytes) {
+                                                         int credits, size_t creditBytes, int qps) {
+  if (qps < 1 || qps > kMaxQps) {
+    return invalidArgument("ib transport: " + std::to_string(qps) +
+                           " queue pairs per peer (BRAID_IB_QPS_PER_PEER takes 1 to " +
+                           std::to_string(kMaxQps) + ")");
+  }
   std::unique_ptr<IbConnector> c(
       new IbConnector(rank, peer, index, dev, cache, std::clamp(credits, 0, kMaxCredits),
                       std::clamp(creditBytes, kMinCreditBytes, kMaxCreditBytes)));
-  BRAID_RETURN_IF_ERROR(c->init());
+  BRAID_RETURN_IF_ERROR(c->init(qps));
   return c;
 }
 
-Status IbConnector::init() {
+Status IbConnector::init(int qps) {
   const VerbsApi& api = dev_->api();
   blockBytes_ = kRecvDepth * kSlotBytes + 2 * kStageSlots * kStageBytes + credits_ * creditBytes_;
   blockBytes_ = (blockBytes_ + 4095) & ~size_t{4095};
@@ -136,20 +178,27 @@ Status IbConnector::init() {
   qa.cap.max_send_sge = 1;
   qa.cap.max_recv_sge = 1;
   qa.cap.max_inline_data = sizeof(ClearToSend);
-  qp_ = api.createQp(dev_->pd(), &qa);
-  if (qp_ == nullptr) return verbsError("ibv_create_qp", errno);
-
-  ibv_qp_attr attr{};
-  attr.qp_state = IBV_QPS_INIT;
-  attr.pkey_index = 0;
-  attr.port_num = dev_->port().port;
-  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  if (int e = api.modifyQp(qp_, &attr,
-                           IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
-    return verbsError("ibv_modify_qp to INIT", e);
+  std::random_device random;
+  for (int q = 0; q < qps; ++q) {
+    ibv_qp* qp = api.createQp(dev_->pd(), &qa);
+    if (qp == nullptr) {
+      return verbsError(
+          "ibv_create_qp (queue pair " + std::to_string(q) + " of " + std::to_string(qps) + ")",
+          errno);
+    }
+    qp_.push_back(qp);
+    psn_.push_back(random() & 0xffffff);
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num = dev_->port().port;
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    if (int e = api.modifyQp(
+            qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+      return verbsError("ibv_modify_qp to INIT", e);
+    }
+    for (int s = 0; s < kRecvDepth; ++s) BRAID_RETURN_IF_ERROR(postRecvSlot(q, s));
   }
-  for (int s = 0; s < kRecvDepth; ++s) BRAID_RETURN_IF_ERROR(postRecvSlot(s));
-  psn_ = std::random_device{}() & 0xffffff;
   return Status::ok();
 }
 
@@ -168,7 +217,7 @@ IbConnector::~IbConnector() {
       static_cast<unsigned long long>(st.sendCompletions),
       static_cast<unsigned long long>(st.recvCompletions), st.maxWritesInFlight, creditBytes_);
   const VerbsApi& api = dev_->api();
-  if (qp_ != nullptr) api.destroyQp(qp_);
+  for (ibv_qp* qp : qp_) api.destroyQp(qp);
   for (SendMessage& m : sends_) {
     if (m.registered) cache_->release(m.mr);
   }
@@ -179,18 +228,32 @@ IbConnector::~IbConnector() {
   std::free(block_);
 }
 
-QpInfo IbConnector::localInfo() const {
-  QpInfo info;
-  info.qpn = qp_->qp_num;
-  info.psn = psn_;
-  info.gid = dev_->port().gid;
-  info.lid = dev_->port().lid;
-  info.mtu = static_cast<uint8_t>(dev_->port().mtu);
-  info.ethernet = dev_->port().ethernet ? 1 : 0;
-  return info;
+std::vector<QpInfo> IbConnector::localInfo() const {
+  std::vector<QpInfo> infos(qp_.size());
+  for (size_t q = 0; q < qp_.size(); ++q) {
+    QpInfo& info = infos[q];
+    info.qpn = qp_[q]->qp_num;
+    info.psn = psn_[q];
+    info.gid = dev_->port().gid;
+    info.lid = dev_->port().lid;
+    info.mtu = static_cast<uint8_t>(dev_->port().mtu);
+    info.ethernet = dev_->port().ethernet ? 1 : 0;
+  }
+  return infos;
 }
 
-Status IbConnector::connect(const QpInfo& remote) {
+Status IbConnector::connect(const std::vector<QpInfo>& remote) {
+  if (remote.size() != qp_.size()) {
+    return internalError("ib transport: " + std::to_string(remote.size()) +
+                         " queue pairs from rank " + std::to_string(peer_) + " for " +
+                         std::to_string(qp_.size()) + " here");
+  }
+  for (size_t q = 0; q < qp_.size(); ++q)
+    BRAID_RETURN_IF_ERROR(connectQp(qp_[q], psn_[q], remote[q]));
+  return Status::ok();
+}
+
+Status IbConnector::connectQp(ibv_qp* qp, uint32_t psn, const QpInfo& remote) {
   const VerbsApi& api = dev_->api();
   if (remote.ethernet != (dev_->port().ethernet ? 1 : 0)) {
     return invalidUsage("ib transport: rank " + std::to_string(peer_) + "'s port is " +
@@ -212,7 +275,7 @@ Status IbConnector::connect(const QpInfo& remote) {
     attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->port().gidIndex);
     attr.ah_attr.grh.hop_limit = 64;
   }
-  if (int e = api.modifyQp(qp_, &attr,
+  if (int e = api.modifyQp(qp, &attr,
                            IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
     return verbsError("ibv_modify_qp to RTR (is rank " + std::to_string(peer_) +
@@ -224,9 +287,9 @@ Status IbConnector::connect(const QpInfo& remote) {
   attr.timeout = 14;   // 4.096 us * 2^14 = 67 ms per try
   attr.retry_cnt = 7;  // a silent peer fails after about half a second
   attr.rnr_retry = 7;  // never expected (receives cover every send), but not fatal
-  attr.sq_psn = psn_;
+  attr.sq_psn = psn;
   attr.max_rd_atomic = 1;
-  if (int e = api.modifyQp(qp_, &attr,
+  if (int e = api.modifyQp(qp, &attr,
                            IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                                IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)) {
     return verbsError("ibv_modify_qp to RTS", e);
@@ -246,17 +309,18 @@ void IbConnector::fail(Status status) {
   if (error_.isOk() && !status.isOk()) error_ = std::move(status);
 }
 
-Status IbConnector::postRecvSlot(int slot) {
+Status IbConnector::postRecvSlot(int qp, int slot) {
   ibv_sge sge{};
   sge.addr = reinterpret_cast<uintptr_t>(block_ + slot * kSlotBytes);
   sge.length = kSlotBytes;
   sge.lkey = blockMr_->lkey;
   ibv_recv_wr wr{};
-  wr.wr_id = wrId(index_, kRecvFlag | static_cast<uint64_t>(slot));
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+  wr.wr_id = wrId(index_, qp, kRecvFlag | static_cast<uint64_t>(slot));
+  // Queue pairs past 0 receive only immediates: no buffer (a SEND there fails the link).
+  wr.sg_list = qp == 0 ? &sge : nullptr;
+  wr.num_sge = qp == 0 ? 1 : 0;
   ibv_recv_wr* bad = nullptr;
-  if (int e = ibv_post_recv(qp_, &wr, &bad)) return verbsError("ibv_post_recv", e);
+  if (int e = ibv_post_recv(qp_[qp], &wr, &bad)) return verbsError("ibv_post_recv", e);
   return Status::ok();
 }
 
@@ -317,18 +381,18 @@ bool IbConnector::postCts(const ClearToSend& cts) {
   sge.addr = reinterpret_cast<uintptr_t>(&cts);
   sge.length = sizeof cts;
   ibv_send_wr wr{};
-  wr.wr_id = wrId(index_, 0);
+  wr.wr_id = wrId(index_, 0, 0);
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
   const bool signaled = unsignaledRun_ >= kMaxUnsignaled;
   wr.send_flags = IBV_SEND_INLINE | (signaled ? IBV_SEND_SIGNALED : 0);
   ibv_send_wr* bad = nullptr;
-  if (int e = ibv_post_send(qp_, &wr, &bad)) {
+  if (int e = ibv_post_send(qp_[0], &wr, &bad)) {
     fail(verbsError("ibv_post_send of a clear-to-send", e));
     return false;
   }
-  inFlight_.push_back(InFlight{false, cts.seq, 0, -1, false, signaled});
+  inFlight_[0].push_back(InFlight{false, cts.seq, 0, -1, signaled});
   unsignaledRun_ = signaled ? 0 : unsignaledRun_ + 1;
   if (cts.credit) {
     ++stats_.creditsGranted;
@@ -339,7 +403,7 @@ bool IbConnector::postCts(const ClearToSend& cts) {
 }
 
 void IbConnector::sendMismatch(uint64_t seq, size_t bytes) {
-  if (static_cast<int>(inFlight_.size()) >= kSendDepth) return;  // the peer times out instead
+  if (static_cast<int>(inFlight_[0].size()) >= kSendDepth) return;  // the peer times out instead
   ClearToSend cts{};
   cts.seq = seq;
   cts.msgBytes = bytes;
@@ -410,7 +474,7 @@ void IbConnector::pumpRecvs(bool* progressed) {
       m.staged = m.bytes > m.requested && !m.registered;
     }
     while (!(m.ctsIssued && m.requested == m.bytes)) {
-      if (ctsOutUsed_ >= kMaxCtsOut || static_cast<int>(inFlight_.size()) >= kSendDepth) {
+      if (ctsOutUsed_ >= kMaxCtsOut || static_cast<int>(inFlight_[0].size()) >= kSendDepth) {
         return;
       }
       ClearToSend cts{};
@@ -434,11 +498,13 @@ void IbConnector::pumpRecvs(bool* progressed) {
         cts.rkey = m.mr.mr->rkey;
       }
       cts.bytes = static_cast<uint32_t>(piece);
+      const StripePlan plan = stripePlan(piece, qps());
+      cts.stripeBytes = plan.stripeBytes;
       int id = 0;
       while (ctsOut_[id].used) ++id;
       cts.id = static_cast<uint16_t>(id);
       if (!postCts(cts)) return;
-      ctsOut_[id] = CtsOut{true, m.seq, m.requested, piece, slot};
+      ctsOut_[id] = CtsOut{true, m.seq, m.requested, piece, slot, plan.stripes, 0};
       ++ctsOutUsed_;
       if (slot >= 0) recvStageBusy_[slot] = true;
       m.requested += piece;
@@ -454,7 +520,7 @@ void IbConnector::grantCredits(bool* progressed) {
   grantSeq_ = std::max(grantSeq_, nextRecvSeq_);
   for (int i = 0; i < credits_; ++i) {
     if (credit_[i].state != Credit::kFree) continue;
-    if (static_cast<int>(inFlight_.size()) >= kSendDepth) return;
+    if (static_cast<int>(inFlight_[0].size()) >= kSendDepth) return;
     ClearToSend cts{};
     cts.seq = grantSeq_;
     cts.addr = reinterpret_cast<uintptr_t>(creditBuffer(i));
@@ -471,7 +537,7 @@ void IbConnector::grantCredits(bool* progressed) {
 
 void IbConnector::pumpSends(bool* progressed) {
   auto it = ctsIn_.begin();
-  while (it != ctsIn_.end() && static_cast<int>(inFlight_.size()) < kSendDepth) {
+  while (it != ctsIn_.end()) {
     const ClearToSend& cts = it->cts;
     SendMessage* m = sendBySeq(cts.seq);
     if (m == nullptr && cts.seq >= nextSendSeq_) {
@@ -482,17 +548,17 @@ void IbConnector::pumpSends(bool* progressed) {
         m == nullptr || (m->served == m->bytes && m->served > 0) || (m->bytes == 0 && m->done);
     if (!cts.credit && (m == nullptr || cts.msgBytes != m->bytes || finished)) {
       // Tell the receiver (a 0-byte write with the mismatch immediate), then fail here.
-      if (cts.id != kNoAnswer) {
+      if (cts.id != kNoAnswer && static_cast<int>(inFlight_[0].size()) < kSendDepth) {
         ibv_send_wr wr{};
-        wr.wr_id = wrId(index_, 0);
+        wr.wr_id = wrId(index_, 0, 0);
         wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         wr.send_flags = IBV_SEND_SIGNALED;
         wr.imm_data = htonl(cts.id | kImmMismatch);
         wr.wr.rdma.remote_addr = cts.addr;
         wr.wr.rdma.rkey = cts.rkey;
         ibv_send_wr* bad = nullptr;
-        if (ibv_post_send(qp_, &wr, &bad) == 0) {
-          inFlight_.push_back(InFlight{true, cts.seq, 0, -1, false, true});
+        if (ibv_post_send(qp_[0], &wr, &bad) == 0) {
+          inFlight_[0].push_back(InFlight{true, kNoMessage, 0, -1, true});
           unsignaledRun_ = 0;
           ++writesInFlight_;
         }
@@ -514,6 +580,15 @@ void IbConnector::pumpSends(bool* progressed) {
                        peer_));
       return;
     }
+    if (!cts.credit && stripeCount(cts.bytes, cts.stripeBytes) > qps()) {
+      fail(remoteError("ib transport: rank " + std::to_string(peer_) + " asks for " +
+                           std::to_string(stripeCount(cts.bytes, cts.stripeBytes)) +
+                           " stripes over " + std::to_string(qps()) +
+                           " queue pairs (protocol error; is BRAID_IB_QPS_PER_PEER the same on "
+                           "every rank?)",
+                       peer_));
+      return;
+    }
     if (m->bytes > 0 && !m->registered && !m->staged) {
       Result<RegCache::Handle> h = cache_->acquire(m->src, m->bytes);
       if (h.isOk()) {
@@ -523,66 +598,94 @@ void IbConnector::pumpSends(bool* progressed) {
         m->staged = true;  // e.g. device memory without GPUDirect: copy through staging
       }
     }
-    // A credit asks for the head, whatever the message's size; a clear-to-send for a range.
-    const size_t ctsBytes = cts.credit ? creditHead(m->bytes, cts.bytes) : cts.bytes;
-    size_t piece = std::min<size_t>(ctsBytes - it->served, kWriteBytes);
-    ibv_sge sge{};
-    int slot = -1;
-    const size_t at = cts.offset + it->served;
-    if (piece > 0 && m->staged) {
-      for (int s = 0; s < kStageSlots && slot < 0; ++s) {
-        if (!sendStageBusy_[s]) slot = s;
+    if (!serveCts(*it, *m, progressed)) return;  // queues or staging full, or failed
+    it = ctsIn_.erase(it);
+  }
+}
+
+bool IbConnector::serveCts(CtsIn& in, SendMessage& m, bool* progressed) {
+  const ClearToSend& cts = in.cts;
+  // A credit asks for the head, whatever the message's size; a clear-to-send for a range.
+  const size_t ctsBytes = cts.credit ? creditHead(m.bytes, cts.bytes) : cts.bytes;
+  const int stripes = cts.credit ? 1 : stripeCount(ctsBytes, cts.stripeBytes);
+  const size_t per = stripes > 1 ? cts.stripeBytes : ctsBytes;
+  int left = 0;
+  for (int s = 0; s < stripes; ++s) left += in.stripeDone[s] ? 0 : 1;
+  // Stripes in order, each to its end before the next: the last write posted is the
+  // last of the range.
+  for (int s = 0; s < stripes; ++s) {
+    const size_t begin = static_cast<size_t>(s) * per;
+    const size_t len = std::min(per, ctsBytes - begin);
+    while (!in.stripeDone[s]) {
+      if (static_cast<int>(inFlight_[s].size()) >= kSendDepth) return false;
+      size_t piece = std::min(len - in.stripeServed[s], kWriteBytes);
+      const size_t within = begin + in.stripeServed[s];  // from the range's start
+      const size_t at = cts.offset + within;             // in the message
+      ibv_sge sge{};
+      int slot = -1;
+      if (piece > 0 && m.staged) {
+        for (int k = 0; k < kStageSlots && slot < 0; ++k) {
+          if (!sendStageBusy_[k]) slot = k;
+        }
+        if (slot < 0) return false;
+        piece = std::min(piece, kStageBytes);
+        uint8_t* stage = block_ + kRecvDepth * kSlotBytes + (kStageSlots + slot) * kStageBytes;
+        std::memcpy(stage, m.src + at, piece);
+        sge.addr = reinterpret_cast<uintptr_t>(stage);
+        sge.lkey = blockMr_->lkey;
+      } else if (piece > 0) {
+        sge.addr = reinterpret_cast<uintptr_t>(m.src + at);
+        sge.lkey = m.mr.mr->lkey;
       }
-      if (slot < 0) return;
-      piece = std::min(piece, kStageBytes);
-      uint8_t* stage = block_ + kRecvDepth * kSlotBytes + (kStageSlots + slot) * kStageBytes;
-      std::memcpy(stage, m->src + at, piece);
-      sge.addr = reinterpret_cast<uintptr_t>(stage);
-      sge.lkey = blockMr_->lkey;
-    } else if (piece > 0) {
-      sge.addr = reinterpret_cast<uintptr_t>(m->src + at);
-      sge.lkey = m->mr.mr->lkey;
-    }
-    sge.length = static_cast<uint32_t>(piece);
-    const bool lastOfCts = it->served + piece == ctsBytes;
-    const bool lastOfMessage = lastOfCts && at + piece == m->bytes;
-    uint32_t imm = cts.id;
-    if (cts.credit) {
-      imm |= static_cast<uint32_t>(ctsBytes) << kImmBytesShift;
-      if (lastOfMessage) imm |= kImmComplete;
-    }
-    ibv_send_wr wr{};
-    wr.wr_id = wrId(index_, 0);
-    wr.sg_list = piece > 0 ? &sge : nullptr;
-    wr.num_sge = piece > 0 ? 1 : 0;
-    wr.opcode = lastOfCts ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(imm);
-    wr.wr.rdma.remote_addr = cts.addr + it->served;
-    wr.wr.rdma.rkey = cts.rkey;
-    ibv_send_wr* bad = nullptr;
-    if (int e = ibv_post_send(qp_, &wr, &bad)) {
-      fail(verbsError("ibv_post_send of an RDMA write", e));
-      return;
-    }
-    if (slot >= 0) sendStageBusy_[slot] = true;
-    inFlight_.push_back(InFlight{true, m->seq, piece, slot, lastOfMessage, true});
-    unsignaledRun_ = 0;
-    ++stats_.writes;
-    stats_.writeBytes += piece;
-    if (cts.credit) {
-      ++stats_.creditWrites;
-      stats_.creditWriteBytes += piece;
-    }
-    stats_.maxWritesInFlight = std::max(stats_.maxWritesInFlight, ++writesInFlight_);
-    m->served += piece;
-    *progressed = true;
-    if (lastOfCts) {
-      it = ctsIn_.erase(it);
-    } else {
-      it->served += piece;
+      sge.length = static_cast<uint32_t>(piece);
+      const bool lastOfStripe = in.stripeServed[s] + piece == len;
+      const bool lastOfCts = lastOfStripe && left == 1;
+      const bool lastOfMessage = lastOfCts && cts.offset + ctsBytes == m.bytes;
+      uint32_t imm = cts.id;
+      if (cts.credit) {
+        imm |= static_cast<uint32_t>(ctsBytes) << kImmBytesShift;
+        if (lastOfMessage) imm |= kImmComplete;
+      }
+      ibv_send_wr wr{};
+      wr.wr_id = wrId(index_, s, 0);
+      wr.sg_list = piece > 0 ? &sge : nullptr;
+      wr.num_sge = piece > 0 ? 1 : 0;
+      wr.opcode = lastOfStripe ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+      wr.send_flags = IBV_SEND_SIGNALED;
+      wr.imm_data = htonl(imm);
+      wr.wr.rdma.remote_addr = cts.addr + within;
+      wr.wr.rdma.rkey = cts.rkey;
+      ibv_send_wr* bad = nullptr;
+      if (int e = ibv_post_send(qp_[s], &wr, &bad)) {
+        fail(
+            verbsError("ibv_post_send of an RDMA write (queue pair " + std::to_string(s) + ")", e));
+        return false;
+      }
+      if (slot >= 0) sendStageBusy_[slot] = true;
+      inFlight_[s].push_back(InFlight{true, m.seq, piece, slot, true});
+      if (s == 0) unsignaledRun_ = 0;
+      ++m.writesOut;
+      if (lastOfMessage) m.allPosted = true;
+      ++stats_.writes;
+      stats_.writeBytes += piece;
+      stats_.qpWriteBytes[s] += piece;
+      if (cts.credit) {
+        ++stats_.creditWrites;
+        stats_.creditWriteBytes += piece;
+      }
+      stats_.maxWritesInFlight = std::max(stats_.maxWritesInFlight, ++writesInFlight_);
+      m.served += piece;
+      in.served += piece;
+      in.stripeServed[s] += piece;
+      *progressed = true;
+      if (lastOfStripe) {
+        in.stripeDone[s] = true;
+        --left;
+      }
     }
   }
+  if (stripes > 1) ++stats_.stripedCts;
+  return true;
 }
 
 void IbConnector::complete(const ibv_wc& wc) {
@@ -603,20 +706,30 @@ void IbConnector::complete(const ibv_wc& wc) {
                 peer_));
     return;
   }
+  const int qp = static_cast<int>((wc.wr_id >> kQpShift) & 0x7fff);
+  if (qp >= qps()) {
+    fail(internalError("ib transport: a completion for queue pair " + std::to_string(qp) + " of " +
+                       std::to_string(qps())));
+    return;
+  }
   if ((wc.wr_id & kRecvFlag) != 0) {
     ++stats_.recvCompletions;
     const int slot = static_cast<int>(wc.wr_id & 0xffff);
     if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
       onWriteLanded(ntohl(wc.imm_data));
-    } else {
+    } else if (qp == 0) {
       CtsIn in{};
       std::memcpy(&in.cts, block_ + slot * kSlotBytes, sizeof in.cts);
       ctsIn_.push_back(in);
+    } else {
+      fail(remoteError("ib transport: rank " + std::to_string(peer_) +
+                           " sent a message on a striping queue pair (protocol error)",
+                       peer_));
     }
-    if (error_.isOk()) fail(postRecvSlot(slot));
+    if (error_.isOk()) fail(postRecvSlot(qp, slot));
     return;
   }
-  onSendCompleted();
+  onSendCompleted(qp);
 }
 
 void IbConnector::onWriteLanded(uint32_t imm) {
@@ -637,6 +750,8 @@ void IbConnector::onWriteLanded(uint32_t imm) {
     if (m != nullptr && m->modeChosen) consumeCredit(*m);
     return;
   }
+  // A striped piece is whole once every stripe's immediate arrived, in whatever order.
+  if ((imm & kImmMismatch) == 0 && ++ctsOut_[id].landed < ctsOut_[id].stripes) return;
   const CtsOut c = ctsOut_[id];
   ctsOut_[id].used = false;
   --ctsOutUsed_;
@@ -669,30 +784,33 @@ void IbConnector::onWriteLanded(uint32_t imm) {
   checkRecvDone(*m);
 }
 
-void IbConnector::onSendCompleted() {
-  if (inFlight_.empty()) {
+void IbConnector::onSendCompleted(int qp) {
+  std::deque<InFlight>& queue = inFlight_[qp];
+  if (queue.empty()) {
     fail(internalError("ib transport: a send completion nothing was waiting for"));
     return;
   }
   // The unsignaled entries before this completion's are done too.
-  while (!inFlight_.front().signaled) {
-    inFlight_.pop_front();
-    if (inFlight_.empty()) {
+  while (!queue.front().signaled) {
+    queue.pop_front();
+    if (queue.empty()) {
       fail(internalError("ib transport: a send completion nothing signaled was waiting for"));
       return;
     }
   }
-  const InFlight f = inFlight_.front();
-  inFlight_.pop_front();
+  const InFlight f = queue.front();
+  queue.pop_front();
   ++stats_.sendCompletions;
   if (!f.isWrite) return;  // a clear-to-send went out
   --writesInFlight_;
   if (f.stageSlot >= 0) sendStageBusy_[f.stageSlot] = false;
+  if (f.seq == kNoMessage) return;  // a mismatch notice
   SendMessage* m = sendBySeq(f.seq);
   if (m == nullptr) return;
   m->acked += f.bytes;
   m->req->completed = m->acked;
-  if (f.last) m->done = true;
+  // Queue pairs complete in no common order: the message is sent once all its writes are.
+  if (--m->writesOut == 0 && m->allPosted) m->done = true;
 }
 
 void IbConnector::retire() {

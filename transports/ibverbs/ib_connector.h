@@ -1,5 +1,6 @@
-// The ib transport's link to one peer: one reliable-connected queue pair and a
-// receiver-driven protocol (see ib_connector.cc).
+// The ib transport's link to one peer: reliable-connected queue pairs (one, or several
+// that a large message is striped over) and a receiver-driven protocol (see
+// ib_connector.cc).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <vector>
 
 #include "core/config.h"
 #include "transports/connector.h"
@@ -21,7 +23,8 @@ namespace braid::transport::ib {
 /// msgBytes against its message: a mismatch fails on both sides. A credit
 /// (granted ahead, before the receiver knows the message) instead says "write
 /// the first min(bytes, your size) bytes of message `seq` to addr/rkey"; it
-/// carries no size. `id` comes back in the immediate that answers it.
+/// carries no size. `id` comes back in the immediate that answers it: once per stripe
+/// when stripeBytes splits the range over several queue pairs (stripePlan()).
 struct ClearToSend {
   uint64_t seq;
   uint64_t msgBytes;  // unused in a credit
@@ -30,7 +33,8 @@ struct ClearToSend {
   uint32_t rkey;
   uint32_t bytes;
   uint16_t id;
-  uint16_t credit;  // 1: a credit
+  uint16_t credit;       // 1: a credit
+  uint32_t stripeBytes;  // 0: one piece on queue pair 0; else stripe i on queue pair i
 };
 
 /// What a rank publishes (over the bootstrap) for each of its queue pairs.
@@ -42,6 +46,20 @@ struct QpInfo {
   uint8_t mtu = 0;       // ibv_mtu
   uint8_t ethernet = 0;  // RoCE: address by GID
 };
+
+/// How a clear-to-send's range of `bytes` is split over `qps` queue pairs: stripes of
+/// `stripeBytes` (the last one shorter), stripe i written on queue pair i. One stripe
+/// (stripeBytes 0) below 2 * kMinStripeBytes: a write per queue pair costs more than
+/// the parallelism gains on a small piece.
+struct StripePlan {
+  uint32_t stripeBytes = 0;  // 0: one stripe, on queue pair 0
+  int stripes = 1;
+};
+constexpr size_t kMinStripeBytes = 4096;
+StripePlan stripePlan(size_t bytes, int qps);
+/// The stripes a clear-to-send's range of `bytes` with `stripeBytes` has (the sender's side
+/// of stripePlan()).
+int stripeCount(size_t bytes, uint32_t stripeBytes);
 
 class IbConnector final : public Connector {
  public:
@@ -69,20 +87,25 @@ class IbConnector final : public Connector {
   static constexpr size_t kStageBytes = 256 << 10;
   static constexpr size_t kWriteBytes = 1 << 20;   // the largest single RDMA write
   static constexpr size_t kMaxCtsBytes = 1 << 30;  // the largest piece one clear-to-send asks
+  static constexpr int kMaxQps = Config::kMaxIbQpsPerPeer;
 
-  /// Creates the queue pair (INIT, receives posted). `index`: this connector's number in
+  /// Creates the queue pairs (INIT, receives posted). `index`: this connector's number in
   /// the transport, carried in work request ids. `dev` and `cache` outlive the connector.
   /// `credits`: 0..kMaxCredits granted ahead to the peer, each of `creditBytes` (clamped to
-  /// kMinCreditBytes..kMaxCreditBytes).
+  /// kMinCreditBytes..kMaxCreditBytes). `qps`: queue pairs to the peer, 1..kMaxQps (both
+  /// sides must open as many).
   static Result<std::unique_ptr<IbConnector>> create(int rank, int peer, uint32_t index,
                                                      IbDevice* dev, RegCache* cache, int credits,
-                                                     size_t creditBytes = kDefaultCreditBytes);
+                                                     size_t creditBytes = kDefaultCreditBytes,
+                                                     int qps = 1);
   ~IbConnector() override;
 
-  /// This side's connection data for the peer.
-  QpInfo localInfo() const;
-  /// INIT -> RTR -> RTS towards the peer's queue pair.
-  Status connect(const QpInfo& remote);
+  int qps() const { return static_cast<int>(qp_.size()); }
+  /// This side's connection data for the peer, one per queue pair.
+  std::vector<QpInfo> localInfo() const;
+  /// INIT -> RTR -> RTS, queue pair i towards the peer's queue pair i; `remote` has one
+  /// entry per queue pair.
+  Status connect(const std::vector<QpInfo>& remote);
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
@@ -115,6 +138,8 @@ class IbConnector final : public Connector {
     uint64_t sendCompletions = 0;
     uint64_t recvCompletions = 0;
     int maxWritesInFlight = 0;  // the most writes posted and not yet complete at once
+    uint64_t stripedCts = 0;    // clear-to-sends this side served over several queue pairs
+    uint64_t qpWriteBytes[Config::kMaxIbQpsPerPeer] = {};  // bytes written on each queue pair
   };
   const Stats& stats() const { return stats_; }
   /// Set by the transport: drains the completion queue into complete() of each connector.
@@ -145,6 +170,8 @@ class IbConnector final : public Connector {
     bool staged = false;      // unregistrable: copied through send staging
     size_t served = 0;        // bytes whose writes are posted
     size_t acked = 0;         // bytes whose writes completed
+    int writesOut = 0;        // writes posted and not complete (on any queue pair)
+    bool allPosted = false;   // its last write is posted: done once writesOut is 0
     bool done = false;
   };
   struct RecvMessage {
@@ -162,13 +189,13 @@ class IbConnector final : public Connector {
     size_t landed = 0;
     bool done = false;
   };
-  // Send queue entries, in posting order (completions of one queue pair come in order).
+  // Send queue entries of one queue pair, in posting order (its completions come in
+  // order; those of different queue pairs do not).
   struct InFlight {
     bool isWrite;   // else a clear-to-send
-    uint64_t seq;   // the message a write belongs to
+    uint64_t seq;   // the message a write belongs to (kNoMessage: a mismatch notice)
     size_t bytes;   // write payload
     int stageSlot;  // send staging slot it read from, -1 none
-    bool last;      // the message's last write
     bool signaled;  // completes on its own; else with the next signaled entry
   };
   struct CtsOut {
@@ -177,6 +204,8 @@ class IbConnector final : public Connector {
     size_t offset = 0;
     size_t bytes = 0;
     int stageSlot = -1;  // receive staging slot, -1: straight into the user's buffer
+    int stripes = 1;     // immediates that answer it, one per stripe
+    int landed = 0;      // of them, arrived
   };
   // A credit's life: granted for message `seq`, landed (written, its size known), then
   // copied out into the receive once that is posted, and free again.
@@ -188,11 +217,18 @@ class IbConnector final : public Connector {
   };
   struct CtsIn {
     ClearToSend cts;
-    size_t served = 0;  // bytes whose writes are posted
+    size_t served = 0;  // bytes whose writes are posted, over all stripes
+    int stripes = 1;
+    size_t stripeServed[kMaxQps] = {};  // per stripe
+    bool stripeDone[kMaxQps] = {};      // its write with the immediate is posted
   };
 
-  Status init();
-  Status postRecvSlot(int slot);
+  Status init(int qps);
+  Status connectQp(ibv_qp* qp, uint32_t psn, const QpInfo& remote);
+  Status postRecvSlot(int qp, int slot);
+  /// Posts the writes of `in` that the queue pairs have room for; false when it must wait
+  /// (or failed). Sets *progressed.
+  bool serveCts(CtsIn& in, SendMessage& m, bool* progressed);
   void pumpRecvs(bool* progressed);
   void pumpSends(bool* progressed);
   void grantCredits(bool* progressed);
@@ -207,7 +243,7 @@ class IbConnector final : public Connector {
   SendMessage* sendBySeq(uint64_t seq);
   RecvMessage* recvBySeq(uint64_t seq);
   void onWriteLanded(uint32_t imm);
-  void onSendCompleted();
+  void onSendCompleted(int qp);
   void retire();
   Status verbsError(const std::string& what, int err) const;
 
@@ -220,8 +256,8 @@ class IbConnector final : public Connector {
   RegCache* const cache_;  // the transport's; outlives connectors
   PollFn pollFn_ = nullptr;
   void* pollArg_ = nullptr;
-  ibv_qp* qp_ = nullptr;
-  uint32_t psn_ = 0;
+  std::vector<ibv_qp*> qp_;  // queue pair 0 carries everything but stripes 1..
+  std::vector<uint32_t> psn_;
   // One page-aligned block: receive slots for clear-to-sends, then staging (receive, send).
   uint8_t* block_ = nullptr;
   size_t blockBytes_ = 0;
@@ -238,10 +274,10 @@ class IbConnector final : public Connector {
   // the sender serves a credit only once it has posted that message).
   CtsOut ctsOut_[kMaxCtsOut];
   int ctsOutUsed_ = 0;
-  Credit credit_[kMaxCredits];  // the first credits_; id kMaxCtsOut + i
-  std::deque<InFlight> inFlight_;
+  Credit credit_[kMaxCredits];              // the first credits_; id kMaxCtsOut + i
+  std::deque<InFlight> inFlight_[kMaxQps];  // per queue pair
   int writesInFlight_ = 0;
-  int unsignaledRun_ = 0;  // unsignaled entries posted since the last signaled one
+  int unsignaledRun_ = 0;  // unsignaled entries posted (on queue pair 0) since a signaled one
   Stats stats_;
   Status error_;
 };

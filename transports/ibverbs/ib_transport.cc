@@ -9,7 +9,9 @@
 //
 // Setup (collective, the same steps on every rank):
 //   1. open the device and port; all ranks gather who could and why not;
-//   2. create a queue pair per selected peer; gather the table of QpInfo;
+//   0. agree on the queue pairs per peer (BRAID_IB_QPS_PER_PEER): the fewest any
+//      rank asks for, since both ends of a link must open as many;
+//   2. create the queue pairs of each selected peer; gather the table of QpInfo;
 //   3. move each queue pair to RTS; all ranks gather who failed;
 //   4. the side connections (the socket transport's setup, one stream);
 //   5. a barrier, so no write reaches a queue pair not yet ready.
@@ -193,8 +195,21 @@ Status IbTransport::setup(Bootstrap& bootstrap, const Config& config,
   const int n = bootstrap.nranks();
   int peers = 0;
   for (int p = 0; p < n; ++p) peers += selected[p] ? 1 : 0;
+
+  // 0. Queue pairs per peer.
+  std::vector<int32_t> asked(static_cast<size_t>(n));
+  asked[rank_] = config.ibQpsPerPeer;
+  BRAID_RETURN_IF_ERROR(bootstrap.allGather(asked.data(), sizeof(int32_t)));
+  const int qps =
+      std::clamp<int>(*std::min_element(asked.begin(), asked.end()), 1, IbConnector::kMaxQps);
+  if (qps != config.ibQpsPerPeer) {
+    logf(LogLevel::kWarn,
+         "ib: rank %d asked for %d queue pairs per peer (BRAID_IB_QPS_PER_PEER), another rank "
+         "for %d: all use %d",
+         rank_, config.ibQpsPerPeer, qps, qps);
+  }
   const int cqEntries =
-      std::max(1, peers) * (IbConnector::kSendDepth + IbConnector::kRecvDepth) + 16;
+      std::max(1, peers) * qps * (IbConnector::kSendDepth + IbConnector::kRecvDepth) + 16;
 
   // 1. The device.
   Status opened;
@@ -219,27 +234,31 @@ Status IbTransport::setup(Bootstrap& bootstrap, const Config& config,
   // 2. Queue pairs and their table.
   const size_t creditBytes = ib::creditBytesFor(config, peers);
   Status created;
-  std::vector<QpInfo> table(static_cast<size_t>(n) * n);
+  // Row r: rank r's queue pairs, qps for each peer.
+  const size_t row = static_cast<size_t>(n) * qps;
+  std::vector<QpInfo> table(row * n);
   for (int p = 0; p < n && created.isOk(); ++p) {
     if (!selected[p]) continue;
     auto c = IbConnector::create(rank_, p, static_cast<uint32_t>(p), device_.get(), cache_.get(),
-                                 config.ibCredits, creditBytes);
+                                 config.ibCredits, creditBytes, qps);
     if (!c.isOk()) {
       created = c.status();
       break;
     }
     connectors_[p] = std::move(*c);
     connectors_[p]->setPoller(&IbTransport::pollAll, this);
-    table[static_cast<size_t>(rank_) * n + p] = connectors_[p]->localInfo();
+    const std::vector<QpInfo> mine = connectors_[p]->localInfo();
+    std::copy(mine.begin(), mine.end(), table.begin() + rank_ * row + p * qps);
   }
   BRAID_RETURN_IF_ERROR(agree(bootstrap, created, "create its queue pairs"));
-  BRAID_RETURN_IF_ERROR(bootstrap.allGather(table.data(), sizeof(QpInfo) * n));
+  BRAID_RETURN_IF_ERROR(bootstrap.allGather(table.data(), sizeof(QpInfo) * row));
 
   // 3. Connect.
   Status connected;
   for (int p = 0; p < n && connected.isOk(); ++p) {
-    if (connectors_[p])
-      connected = connectors_[p]->connect(table[static_cast<size_t>(p) * n + rank_]);
+    if (!connectors_[p]) continue;
+    const auto theirs = table.begin() + p * row + rank_ * qps;
+    connected = connectors_[p]->connect(std::vector<QpInfo>(theirs, theirs + qps));
   }
   BRAID_RETURN_IF_ERROR(agree(bootstrap, connected, "connect its queue pairs"));
 
