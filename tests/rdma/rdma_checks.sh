@@ -48,6 +48,23 @@ small_chunks() {
 }
 check "ib, 2 and 3 ranks, 1 KiB chunks: steps posted ahead (picks)" small_chunks
 
+# Four queue pairs per peer: large pieces striped over them (the links' trace lines,
+# written when a communicator closes, count the pieces each sent striped).
+striped() {
+  local log rc
+  log=$(mktemp)
+  BRAID_IB_QPS_PER_PEER=4 BRAID_DEBUG=TRACE over_rdma "$collectives" ib 2 --counts 0,1,7,4099 \
+    --large 1000003 --picks --few >"$log" 2>&1
+  rc=$?
+  grep -v 'braid TRACE\|braid INFO' "$log"
+  local links
+  links=$(grep -c 'ib: rank [01] to rank [01]: .*; 4 queue pairs, [1-9][0-9]* pieces striped' "$log")
+  rm -f "$log"
+  ((rc == 0)) || return $rc
+  ((links > 0)) || { echo "no link striped a piece over 4 queue pairs"; return 1; }
+}
+check "ib, 2 ranks, 4 queue pairs per peer: striping (element-size picks)" striped
+
 # Two simulated hosts of two ranks: shared memory inside a host, ib between them.
 mixed() {
   local log

@@ -209,13 +209,14 @@ IbConnector::~IbConnector() {
   BRAID_TRACE(
       "ib: rank %d to rank %d: %llu writes (%llu into credits), %.1f MiB, %llu clear-to-sends "
       "and %llu credits sent, %llu send and %llu receive completions, at most %d writes in "
-      "flight; credit %zu bytes",
+      "flight; credit %zu bytes; %d queue pairs, %llu pieces striped",
       rank_, peer_, static_cast<unsigned long long>(st.writes),
       static_cast<unsigned long long>(st.creditWrites), st.writeBytes / 1048576.0,
       static_cast<unsigned long long>(st.ctsSent),
       static_cast<unsigned long long>(st.creditsGranted),
       static_cast<unsigned long long>(st.sendCompletions),
-      static_cast<unsigned long long>(st.recvCompletions), st.maxWritesInFlight, creditBytes_);
+      static_cast<unsigned long long>(st.recvCompletions), st.maxWritesInFlight, creditBytes_,
+      qps(), static_cast<unsigned long long>(st.stripedCts));
   const VerbsApi& api = dev_->api();
   for (ibv_qp* qp : qp_) api.destroyQp(qp);
   for (SendMessage& m : sends_) {
