@@ -59,9 +59,11 @@
 // so the pieces of one message are written in order. Receive slots posted
 // (kRecvDepth) cover the peer's clear-to-sends and credits in flight (<=
 // kMaxCtsOut + kMaxCredits, plus one mismatch notice) plus the immediates
-// answering ours (as many), so no send meets an empty receive queue. Every
-// send-queue entry is recorded in inFlight_; an RC queue pair completes them in
-// posting order. Writes are signaled (a send is done when its last write is);
+// answering ours (as many), so no send meets an empty receive queue (the
+// striping queue pairs see at most kMaxCtsOut immediates each). Every
+// send-queue entry is recorded in its queue pair's inFlight_; an RC queue pair
+// completes them in posting order. Writes are signaled (a send is done when all
+// its writes are);
 // clear-to-sends and credits mostly not (a collective grants one credit per
 // chunk, and each completion can wake a sleeping rank for nothing): a signaled
 // completion retires the unsignaled entries before it, and every
