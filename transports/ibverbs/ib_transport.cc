@@ -8,9 +8,9 @@
 // (peer_link.h) together.
 //
 // Setup (collective, the same steps on every rank):
-//   1. open the device and port; all ranks gather who could and why not;
 //   0. agree on the queue pairs per peer (BRAID_IB_QPS_PER_PEER): the fewest any
 //      rank asks for, since both ends of a link must open as many;
+//   1. open the device and port; all ranks gather who could and why not;
 //   2. create the queue pairs of each selected peer; gather the table of QpInfo;
 //   3. move each queue pair to RTS; all ranks gather who failed;
 //   4. the side connections (the socket transport's setup, one stream);
