@@ -266,6 +266,11 @@ struct Fake {
   }
 };
 
+struct MismatchCase {
+  size_t sent, expected;
+  bool warm;  // credits, and one exchange first: a credit carries the head; else none
+};
+
 // Rank 0 and rank 1, one connector each towards the other.
 class IbProtocol : public ::testing::Test {
  protected:
@@ -344,6 +349,27 @@ class IbProtocol : public ::testing::Test {
     return true;
   }
   static inline std::mt19937* rng_ = nullptr;
+
+  // Rank 0 sends c.sent bytes, rank 1 receives c.expected (after start()): both sides
+  // must fail naming the other, and the receive must not pass for done.
+  void expectMismatchFailsBothSides(const MismatchCase& c) {
+    std::vector<uint8_t> src(c.sent, 5), dst(c.expected + 1);
+    Request sreq, rreq;
+    RecvSink sink;
+    sink.dst = dst.data();
+    ASSERT_TRUE(side_[0]->postSend(src.data(), c.sent, &sreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    ASSERT_TRUE(side_[1]->postRecv(sink, c.expected, &rreq).isOk());
+    ASSERT_TRUE(run()) << Fake::wireError;
+    for (int r = 0; r < 2; ++r) {
+      const Status& e = side_[r]->error();
+      ASSERT_FALSE(e.isOk()) << "rank " << r << " did not fail";
+      EXPECT_NE(e.message().find("rank " + std::to_string(1 - r)), std::string::npos)
+          << e.message();
+      EXPECT_EQ(e.peer(), 1 - r) << e.message();
+    }
+    EXPECT_FALSE(rreq.done);
+  }
 
   std::unique_ptr<IbDevice> dev_;
   std::unique_ptr<RegCache> cache_;
@@ -665,11 +691,6 @@ TEST_F(IbProtocol, ExchangesInBothDirectionsWithReductions) {
   }
 }
 
-struct MismatchCase {
-  size_t sent, expected;
-  bool warm;  // credits, and one exchange first: a credit carries the head; else none
-};
-
 TEST_F(IbProtocol, SizeMismatchesFailBothSidesNamingThePeer) {
   const MismatchCase cases[] = {
       {100, 200, false},
@@ -692,22 +713,7 @@ TEST_F(IbProtocol, SizeMismatchesFailBothSidesNamingThePeer) {
                  (c.warm ? " expected, through a credit" : " expected, no credits"));
     start(c.warm ? 2 : 0);
     if (c.warm) exchange(0, true);
-    std::vector<uint8_t> src(c.sent, 5), dst(c.expected + 1);
-    Request sreq, rreq;
-    RecvSink sink;
-    sink.dst = dst.data();
-    ASSERT_TRUE(side_[0]->postSend(src.data(), c.sent, &sreq).isOk());
-    ASSERT_TRUE(run()) << Fake::wireError;
-    ASSERT_TRUE(side_[1]->postRecv(sink, c.expected, &rreq).isOk());
-    ASSERT_TRUE(run()) << Fake::wireError;
-    for (int r = 0; r < 2; ++r) {
-      const Status& e = side_[r]->error();
-      ASSERT_FALSE(e.isOk()) << "rank " << r << " did not fail";
-      EXPECT_NE(e.message().find("rank " + std::to_string(1 - r)), std::string::npos)
-          << e.message();
-      EXPECT_EQ(e.peer(), 1 - r) << e.message();
-    }
-    EXPECT_FALSE(rreq.done);
+    expectMismatchFailsBothSides(c);
     TearDown();
   }
 }
@@ -900,22 +906,7 @@ TEST_F(IbProtocol, StripedSizeMismatchesFailBothSidesNamingThePeer) {
     start(c.warm ? 2 : 0, kCredit, 4);
     rng_ = &rng;
     if (c.warm) exchange(0, true);
-    std::vector<uint8_t> src(c.sent, 5), dst(c.expected + 1);
-    Request sreq, rreq;
-    RecvSink sink;
-    sink.dst = dst.data();
-    ASSERT_TRUE(side_[0]->postSend(src.data(), c.sent, &sreq).isOk());
-    ASSERT_TRUE(run()) << Fake::wireError;
-    ASSERT_TRUE(side_[1]->postRecv(sink, c.expected, &rreq).isOk());
-    ASSERT_TRUE(run()) << Fake::wireError;
-    for (int r = 0; r < 2; ++r) {
-      const Status& e = side_[r]->error();
-      ASSERT_FALSE(e.isOk()) << "rank " << r << " did not fail";
-      EXPECT_NE(e.message().find("rank " + std::to_string(1 - r)), std::string::npos)
-          << e.message();
-      EXPECT_EQ(e.peer(), 1 - r) << e.message();
-    }
-    EXPECT_FALSE(rreq.done);
+    expectMismatchFailsBothSides(c);
     TearDown();
   }
 }
