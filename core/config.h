@@ -60,6 +60,12 @@ struct Config {
   // large message's zero-copy part is split over them (striping).
   int ibQpsPerPeer = 1;
   static constexpr int kMaxIbQpsPerPeer = 8;
+  // BRAID_IB_TIMEOUT: a queue pair's local ACK timeout, the exponent t of 4.096 us * 2^t
+  // (1..31): how long a sent packet may wait for its acknowledgement before the queue pair
+  // sends it again. 18 (about 1.07 s) by default, as UCX and NCCL use; a short one resends
+  // data that was only late, on a loaded or emulated host (perf/RESULTS.md).
+  int ibTimeout = kDefaultIbTimeout;
+  static constexpr int kDefaultIbTimeout = 18;
   // BRAID_IB_CREDIT_BYTES: the bytes of a message each credit covers, 4 KiB..8 MiB; 0
   // (unset): 64 KiB (IbConnector::kDefaultCreditBytes); larger messages go zero-copy.
   size_t ibCreditBytes = 0;

@@ -38,6 +38,8 @@ namespace {
 struct FakeQp {
   ibv_qp qp{};
   uint32_t peerQpn = 0;
+  int ackTimeout = -1;  // ibv_qp_attr::timeout as moved to RTS; -1: never set
+  int retryCount = -1;
   std::deque<ibv_recv_wr> recvs;  // posted receives (one sge each, copied)
   std::deque<ibv_sge> recvSges;
   struct Wr {
@@ -229,6 +231,8 @@ struct Fake {
   }
   static int modifyQp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
     if ((mask & IBV_QP_DEST_QPN) != 0) of(qp)->peerQpn = attr->dest_qp_num;
+    if ((mask & IBV_QP_TIMEOUT) != 0) of(qp)->ackTimeout = attr->timeout;
+    if ((mask & IBV_QP_RETRY_CNT) != 0) of(qp)->retryCount = attr->retry_cnt;
     return 0;
   }
   static int destroyQp(ibv_qp* qp) {
@@ -955,6 +959,35 @@ TEST_F(IbProtocol, QueuePairCountsOutOfRangeOrUnequalAreRefused) {
   EXPECT_EQ((*two)->localInfo().size(), 2u);
   EXPECT_FALSE((*two)->connect((*four)->localInfo()).isOk());
   EXPECT_FALSE((*four)->connect((*two)->localInfo()).isOk());
+}
+
+// The local ACK timeout: a short one makes a queue pair resend data that was only late
+// (perf/RESULTS.md), so every queue pair of the link gets BRAID_IB_TIMEOUT's value, 18 by
+// default; a value out of range is refused naming the variable.
+TEST_F(IbProtocol, QueuePairsGetTheAckTimeout) {
+  auto dev = IbDevice::open(Fake::api(), "", -1, 64);
+  ASSERT_TRUE(dev.isOk()) << dev.status().message();
+  RegCache cache(Fake::api(), (*dev)->pd(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  for (int timeout : {0, 14, 31}) {
+    const int qps = 3;
+    auto a = timeout == 0
+                 ? IbConnector::create(0, 1, 0, dev->get(), &cache, 2, kCredit, qps)
+                 : IbConnector::create(0, 1, 0, dev->get(), &cache, 2, kCredit, qps, timeout);
+    auto b = IbConnector::create(1, 0, 1, dev->get(), &cache, 2, kCredit, qps);
+    ASSERT_TRUE(a.isOk() && b.isOk());
+    ASSERT_TRUE((*a)->connect((*b)->localInfo()).isOk());
+    for (const QpInfo& info : (*a)->localInfo()) {
+      const FakeQp* q = Fake::qps.at(info.qpn).get();
+      EXPECT_EQ(q->ackTimeout, timeout == 0 ? Config::kDefaultIbTimeout : timeout);
+      EXPECT_EQ(q->retryCount, 7);
+    }
+  }
+  for (int timeout : {0, -1, 32}) {
+    auto c = IbConnector::create(0, 1, 0, dev->get(), &cache, 2, kCredit, 1, timeout);
+    ASSERT_FALSE(c.isOk()) << timeout;
+    EXPECT_NE(c.status().message().find("BRAID_IB_TIMEOUT"), std::string::npos)
+        << c.status().message();
+  }
 }
 
 }  // namespace

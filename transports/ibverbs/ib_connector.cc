@@ -145,15 +145,20 @@ size_t creditBytesFor(const Config& config, int peers) {
 
 Result<std::unique_ptr<IbConnector>> IbConnector::create(int rank, int peer, uint32_t index,
                                                          IbDevice* dev, RegCache* cache,
-                                                         int credits, size_t creditBytes, int qps) {
+                                                         int credits, size_t creditBytes, int qps,
+                                                         int ackTimeout) {
   if (qps < 1 || qps > kMaxQps) {
     return invalidArgument("ib transport: " + std::to_string(qps) +
                            " queue pairs per peer (BRAID_IB_QPS_PER_PEER takes 1 to " +
                            std::to_string(kMaxQps) + ")");
   }
+  if (ackTimeout < 1 || ackTimeout > 31) {
+    return invalidArgument("ib transport: ACK timeout exponent " + std::to_string(ackTimeout) +
+                           " (BRAID_IB_TIMEOUT takes 1 to 31)");
+  }
   std::unique_ptr<IbConnector> c(
       new IbConnector(rank, peer, index, dev, cache, std::clamp(credits, 0, kMaxCredits),
-                      std::clamp(creditBytes, kMinCreditBytes, kMaxCreditBytes)));
+                      std::clamp(creditBytes, kMinCreditBytes, kMaxCreditBytes), ackTimeout));
   BRAID_RETURN_IF_ERROR(c->init(qps));
   return c;
 }
@@ -287,8 +292,15 @@ Status IbConnector::connectQp(ibv_qp* qp, uint32_t psn, const QpInfo& remote) {
   }
   attr = ibv_qp_attr{};
   attr.qp_state = IBV_QPS_RTS;
-  attr.timeout = 14;   // 4.096 us * 2^14 = 67 ms per try
-  attr.retry_cnt = 7;  // a silent peer fails after about half a second
+  // How long a packet waits for its ACK before it is sent again: 4.096 us * 2^ackTimeout_
+  // (BRAID_IB_TIMEOUT; 18 by default, about 1.07 s, as UCX and NCCL use). Where ACKs can
+  // come later than a short timeout (a loaded host; soft-RoCE, whose packet work runs on
+  // the ranks' own CPUs), the queue pair sends again what was only late, and the copies
+  // cost the link as much as new data (perf/RESULTS.md). A dead peer process is reported
+  // at once by the side connection (peer_link.h); the retries only catch a peer that went
+  // silent without closing it.
+  attr.timeout = static_cast<uint8_t>(ackTimeout_);
+  attr.retry_cnt = 7;  // a silent peer fails after 8 tries (about 9 s at the default)
   attr.rnr_retry = 7;  // never expected (receives cover every send), but not fatal
   attr.sq_psn = psn;
   attr.max_rd_atomic = 1;

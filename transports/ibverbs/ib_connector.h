@@ -93,11 +93,13 @@ class IbConnector final : public Connector {
   /// the transport, carried in work request ids. `dev` and `cache` outlive the connector.
   /// `credits`: 0..kMaxCredits granted ahead to the peer, each of `creditBytes` (clamped to
   /// kMinCreditBytes..kMaxCreditBytes). `qps`: queue pairs to the peer, 1..kMaxQps (both
-  /// sides must open as many).
+  /// sides must open as many). `ackTimeout`: the queue pairs' local ACK timeout exponent,
+  /// 1..31 (BRAID_IB_TIMEOUT).
   static Result<std::unique_ptr<IbConnector>> create(int rank, int peer, uint32_t index,
                                                      IbDevice* dev, RegCache* cache, int credits,
                                                      size_t creditBytes = kDefaultCreditBytes,
-                                                     int qps = 1);
+                                                     int qps = 1,
+                                                     int ackTimeout = Config::kDefaultIbTimeout);
   ~IbConnector() override;
 
   int qps() const { return static_cast<int>(qp_.size()); }
@@ -151,12 +153,13 @@ class IbConnector final : public Connector {
 
  private:
   IbConnector(int rank, int peer, uint32_t index, IbDevice* dev, RegCache* cache, int credits,
-              size_t creditBytes)
+              size_t creditBytes, int ackTimeout)
       : rank_(rank),
         peer_(peer),
         index_(index),
         credits_(credits),
         creditBytes_(creditBytes),
+        ackTimeout_(ackTimeout),
         dev_(dev),
         cache_(cache) {}
 
@@ -252,6 +255,7 @@ class IbConnector final : public Connector {
   const uint32_t index_;
   const int credits_;
   const size_t creditBytes_;
+  const int ackTimeout_;   // ibv_qp_attr::timeout: 4.096 us * 2^ackTimeout_ per try
   IbDevice* const dev_;    // the transport's; outlives connectors
   RegCache* const cache_;  // the transport's; outlives connectors
   PollFn pollFn_ = nullptr;

@@ -240,7 +240,7 @@ Status IbTransport::setup(Bootstrap& bootstrap, const Config& config,
   for (int p = 0; p < n && created.isOk(); ++p) {
     if (!selected[p]) continue;
     auto c = IbConnector::create(rank_, p, static_cast<uint32_t>(p), device_.get(), cache_.get(),
-                                 config.ibCredits, creditBytes, qps);
+                                 config.ibCredits, creditBytes, qps, config.ibTimeout);
     if (!c.isOk()) {
       created = c.status();
       break;
