@@ -28,6 +28,8 @@
 #ifndef BRAID_PERF_BASELINES_BENCH_LOOP_H_
 #define BRAID_PERF_BASELINES_BENCH_LOOP_H_
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +38,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/cli/cli.h"
@@ -284,7 +287,34 @@ struct Result {
   size_t count;
   std::vector<double> samplesUs;  // per-iteration max over ranks
   double medianUs;
+  // Per rank (index: rank): the process's CPU time over the timed loop (barriers included),
+  // user and system (a kernel-driven transport's packet work lands in the latter), and its
+  // thread count at the end. For the JSON only: they say where a difference in time went.
+  std::vector<double> cpuUserUs, cpuSysUs, threads;
 };
+
+// This process's user and system CPU time so far, in microseconds.
+inline void processCpuUs(double* user, double* sys) {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  *user = usage.ru_utime.tv_sec * 1e6 + usage.ru_utime.tv_usec;
+  *sys = usage.ru_stime.tv_sec * 1e6 + usage.ru_stime.tv_usec;
+}
+
+// This process's thread count (Linux /proc), 0 when unknown.
+inline double processThreads() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "Threads:") {
+      double n = 0;
+      status >> n;
+      return n;
+    }
+    status.ignore(1 << 16, '\n');
+  }
+  return 0;
+}
 
 inline double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -313,6 +343,8 @@ std::vector<Result> runSweep(Backend& backend, const Options& options) {
         backend.run(c, count, send.data(), recv.data());
       std::vector<double> times(timedIterations(size));
       if (options.pattern == Pattern::kBackToBack) backend.barrier();
+      double user0 = 0, sys0 = 0;
+      processCpuUs(&user0, &sys0);
       for (double& time : times) {
         if (evictor) evictor->touch();
         if (options.pattern != Pattern::kBackToBack) backend.barrier();
@@ -321,8 +353,24 @@ std::vector<Result> runSweep(Backend& backend, const Options& options) {
         time = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
                    .count();
       }
+      double user1 = 0, sys1 = 0;
+      processCpuUs(&user1, &sys1);
+      // Each rank fills its own slots; a max over ranks gathers them (all are >= 0).
+      std::vector<double> cpu(3 * static_cast<size_t>(n), 0.0);
+      const size_t me = static_cast<size_t>(backend.rank());
+      cpu[me] = user1 - user0;
+      cpu[n + me] = sys1 - sys0;
+      cpu[2 * n + me] = processThreads();
       backend.maxOverRanks(times.data(), times.size());
-      results.push_back({c, size, count, times, median(times)});
+      backend.maxOverRanks(cpu.data(), cpu.size());
+      results.push_back({c,
+                         size,
+                         count,
+                         times,
+                         median(times),
+                         {cpu.begin(), cpu.begin() + n},
+                         {cpu.begin() + n, cpu.begin() + 2 * n},
+                         {cpu.begin() + 2 * n, cpu.end()}});
     }
   }
   return results;
@@ -368,7 +416,16 @@ inline void report(const char* backendName, const char* transport, int n,
                  algbw * busBwFactor(r.collective, n), busBwFactor(r.collective, n));
     for (size_t j = 0; j < r.samplesUs.size(); ++j)
       std::fprintf(file, "%s%.6g", j ? ", " : "", r.samplesUs[j]);
-    std::fprintf(file, "]}");
+    std::fprintf(file, "]");
+    const std::pair<const char*, const std::vector<double>*> perRank[] = {
+        {"cpu_user_us", &r.cpuUserUs}, {"cpu_sys_us", &r.cpuSysUs}, {"threads", &r.threads}};
+    for (const auto& [key, values] : perRank) {
+      std::fprintf(file, ", \"%s\": [", key);
+      for (size_t j = 0; j < values->size(); ++j)
+        std::fprintf(file, "%s%.6g", j ? ", " : "", (*values)[j]);
+      std::fprintf(file, "]");
+    }
+    std::fprintf(file, "}");
   }
   std::fprintf(file, "\n  ]\n}\n");
   std::fclose(file);

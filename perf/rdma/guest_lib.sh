@@ -21,14 +21,88 @@ bench_lines() {
                       for (i = t - 7; i <= t; ++i) if (i > 0) print "#   " tail[i % 8] } }'
 }
 
+# Settings of the loop rather than the library, taken from a contender's ENV list by
+# split_bench_env (the same for braid and OpenMPI, so both keep timing the same thing):
+#   BENCH_PATTERN=isolated|gap|back-to-back   bench_*'s -p (what comes between timed calls)
+#   BENCH_SAMPLES=1                           also print each timed call's time (max over
+#                                             ranks), "s ROUND NAME COLL SIZE US US ...",
+#                                             in the order the calls ran, and each
+#                                             rank's CPU time over them ("c ...")
+#   BENCH_COUNTERS=1                          also print what rxe0's counters (sent packets,
+#                                             retries, duplicates, ...) counted over the
+#                                             run, "k ROUND NAME counter=N ..."
+# split_bench_env ENV...: sets bench_env (the rest, for the environment), bench_opts (the
+# program's options), bench_json (a file for -J, or empty) and bench_counters (1 or 0).
+split_bench_env() {
+  local e
+  bench_env=() bench_opts=() bench_json="" bench_counters=0
+  for e in "$@"; do
+    case $e in
+      BENCH_PATTERN=*) bench_opts+=(-p "${e#*=}") ;;
+      BENCH_SAMPLES=1)
+        bench_json=$(mktemp)
+        bench_opts+=(-J "$bench_json")
+        ;;
+      BENCH_COUNTERS=1) bench_counters=1 ;;
+      BENCH_*)
+        echo "guest_lib: unknown loop setting '$e' (BENCH_PATTERN=..., BENCH_SAMPLES=1," \
+          "BENCH_COUNTERS=1)" >&2
+        return 2
+        ;;
+      *) bench_env+=("$e") ;;
+    esac
+  done
+}
+
+# sample_lines ROUND NAME JSON: the per-call times of bench_loop.h's JSON (one result a
+# line) as "s ROUND NAME COLL SIZE US...", then each rank's CPU time over the timed calls
+# and its threads as "c ROUND NAME COLL SIZE user US... sys US... threads N...".
+sample_lines() {
+  [[ -s $3 ]] || return 0
+  awk -v r="$1" -v n="$2" '/"samples_us"/ {
+    c = $0; sub(/.*"collective": "/, "", c); sub(/".*/, "", c)
+    z = $0; sub(/.*"size": /, "", z); sub(/,.*/, "", z)
+    s = $0; sub(/.*"samples_us": \[/, "", s); sub(/\].*/, "", s); gsub(/,/, "", s)
+    printf "s %d %s %s %s %s\n", r, n, c, z, s
+    u = $0; sub(/.*"cpu_user_us": \[/, "", u); sub(/\].*/, "", u); gsub(/,/, "", u)
+    k = $0; sub(/.*"cpu_sys_us": \[/, "", k); sub(/\].*/, "", k); gsub(/,/, "", k)
+    t = $0; sub(/.*"threads": \[/, "", t); sub(/\].*/, "", t); gsub(/,/, "", t)
+    printf "c %d %s %s %s user %s sys %s threads %s\n", r, n, c, z, u, k, t }' "$3"
+}
+
+# rxe_counters: "name value" per counter of rxe0's port 1 (none where there is no rxe0).
+rxe_counters() {
+  local f
+  for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+    [[ -r $f ]] && echo "${f##*/} $(<"$f")"
+  done
+}
+
+# counter_line ROUND NAME BEFORE: "k ROUND NAME counter=N ..." for the counters that moved
+# since BEFORE (rxe_counters' output).
+counter_line() {
+  rxe_counters | awk -v r="$1" -v n="$2" -v before="$3" 'BEGIN {
+      k = split(before, l, "\n"); for (i = 1; i <= k; ++i) { split(l[i], f, " "); b[f[1]] = f[2] } }
+    $2 != b[$1] { line = line sprintf(" %s=%d", $1, $2 - b[$1]) }
+    END { printf "k %d %s%s\n", r, n, line }'
+}
+
 # run_braid ROUND NAME "MIN MAX FACTOR COLLS" [ENV...]: braid over ib (ENV may override).
 run_braid() {
   local round=$1 name=$2
   read -r min max factor colls <<<"$3"
   shift 3
-  env BRAID_TRANSPORT=ib BRAID_TIMEOUT=600 "$@" timeout 900 "${build:?}/tools/braidrun" -n 2 \
-    --timeout 900 -- "$build/perf/bench_braid" -b "$min" -e "$max" -f "$factor" -c "$colls" 2>&1 |
-    bench_lines "$round" "$name"
+  split_bench_env "$@" || return
+  local before=""
+  ((bench_counters)) && before=$(rxe_counters)
+  env BRAID_TRANSPORT=ib BRAID_TIMEOUT=600 "${bench_env[@]}" timeout 900 \
+    "${build:?}/tools/braidrun" -n 2 --timeout 900 -- "$build/perf/bench_braid" -b "$min" \
+    -e "$max" -f "$factor" -c "$colls" "${bench_opts[@]}" 2>&1 | bench_lines "$round" "$name"
+  ((bench_counters)) && counter_line "$round" "$name" "$before"
+  if [[ -n $bench_json ]]; then
+    sample_lines "$round" "$name" "$bench_json"
+    rm -f "$bench_json"
+  fi
 }
 
 # OpenMPI (--mca pml ucx) on rxe0. rc_verbs carries the data; it connects through
@@ -44,11 +118,19 @@ run_ucx() {
   local round=$1 name=$2 e exports=()
   read -r min max factor colls <<<"$3"
   shift 3
-  for e in "${ucx_env[@]}" "$@"; do exports+=(-x "${e%%=*}"); done
-  env "${ucx_env[@]}" "$@" timeout 900 mpirun --allow-run-as-root --oversubscribe --bind-to none \
-    -np 2 --mca pml ucx --mca btl ^openib,vader,tcp "${exports[@]}" \
-    "${build:?}/perf/bench_mpi" -b "$min" -e "$max" -f "$factor" -c "$colls" 2>&1 |
-    bench_lines "$round" "$name"
+  split_bench_env "$@" || return
+  local before=""
+  ((bench_counters)) && before=$(rxe_counters)
+  for e in "${ucx_env[@]}" "${bench_env[@]}"; do exports+=(-x "${e%%=*}"); done
+  env "${ucx_env[@]}" "${bench_env[@]}" timeout 900 mpirun --allow-run-as-root --oversubscribe \
+    --bind-to none -np 2 --mca pml ucx --mca btl ^openib,vader,tcp "${exports[@]}" \
+    "${build:?}/perf/bench_mpi" -b "$min" -e "$max" -f "$factor" -c "$colls" \
+    "${bench_opts[@]}" 2>&1 | bench_lines "$round" "$name"
+  ((bench_counters)) && counter_line "$round" "$name" "$before"
+  if [[ -n $bench_json ]]; then
+    sample_lines "$round" "$name" "$bench_json"
+    rm -f "$bench_json"
+  fi
 }
 
 # ucx_lanes: what UCX picked for the tag lane to the other rank (UCX_LOG_LEVEL=info).
