@@ -15,6 +15,12 @@
 #                         ucxput=UCX_RNDV_SCHEME=put_zcopy);
 #   wbw, rbw              ib_write_bw / ib_read_bw at each size: one-way against
 #                         broadcast, -b per direction against the two-way collectives.
+# Either kind of ENV list may also hold settings of the loop itself, the same for both
+# programs (perf/rdma/guest_lib.sh): BENCH_PATTERN=back-to-back (or gap; the default is
+# isolated: a barrier before each call), BENCH_SAMPLES=1 (every call's time and each
+# rank's CPU time, "s ..." and "c ..." lines), BENCH_COUNTERS=1 (rxe0's counters over
+# the run: packets, retries, duplicates; "k ..." lines), e.g.
+#   ... guest_variants.sh build 3 4M 16M 4 broadcast ib=BENCH_COUNTERS=1 ucx=BENCH_COUNTERS=1
 # The order rotates from round to round (round r starts with the r-th contender), so
 # no contender always goes first or last and load that drifts hits all alike. Prints
 # "v ROUND NAME COLLECTIVE SIZE MB/s" per result (MB/s: 2^20 bytes/s per direction,
