@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the guest's check scripts (rdma_checks.sh, tests/ktls/ktls_checks.sh): `check NAME
 # COMMAND...` runs one check, prints its verdict and time, and adds NAME to `failed` when it
 # fails, so that one boot runs every check and the script reports them all at the end.
