@@ -3,17 +3,18 @@
 // Over loopback neither algorithm suits every message. Reno sends what its
 // window allows at once and is the faster one for large messages (2 MiB calls
 // between two ranks, isolated or with a cache-evicting gap between them, and
-// exchanges of 512 KiB messages both ways). For shorter messages between calls that leave the caches cold, BBR
-// was the faster one (128-256 KiB all-gather, all-to-all, reduce-scatter and
-// broadcast between two ranks), while calls after a barrier alone ran alike
-// under both; cubic, and reno paced through SO_MAX_PACING_RATE, ran as reno
-// (perf/RESULTS.md, "The cells not measured before, and TCP, 2 ranks: the
-// gap pattern").
+// exchanges of 512 KiB messages both ways). For shorter messages between
+// calls that leave the caches cold, BBR was the faster one (128-256 KiB
+// all-gather, all-to-all, reduce-scatter and broadcast between two ranks),
+// while calls after a barrier alone ran alike under both; cubic, and reno
+// paced through SO_MAX_PACING_RATE, ran as reno (perf/RESULTS.md, "The cells
+// not measured before, and TCP, 2 ranks: the gap pattern").
+//
 // So a stream that "auto" gave reno switches to BBR before a message from
 // 16 KiB to below 512 KiB and back before a longer one; smaller messages
 // (barriers, small reductions) leave it as it is, so they cost no system call.
-// Congestion control acts on the sending side only, so each end switches its own.
-// Where the kernel refuses BBR (not built, or not in
+// Congestion control acts on the sending side only, so each end switches its
+// own. Where the kernel refuses BBR (not built, or not in
 // net.ipv4.tcp_allowed_congestion_control) the stream stays on reno for good.
 #pragma once
 
