@@ -7,7 +7,9 @@
 // loopback broadcast of 2 MiB ran slower than with reno, which sends what the
 // window allows at once (perf/RESULTS.md, "TCP, 2 ranks"). So by default such
 // streams run reno, which every Linux kernel has built in and lets any process
-// choose; streams between hosts keep the system's choice, made for that network.
+// choose, switching to BBR for shorter messages where the kernel allows it
+// (congestion_switch.h); streams between hosts keep the system's choice, made
+// for that network.
 #pragma once
 
 #include <string>

@@ -75,6 +75,12 @@ SocketConnector::SocketConnector(int rank, int peer, int nranks, std::vector<Fd>
   }
 }
 
+void SocketConnector::switchCongestionPerMessage(const std::string& setting) {
+  for (Stream& s : streams_) {
+    s.congestion = CongestionSwitch(switchesPerMessage(setting, sameHostStream(s.fd.get())));
+  }
+}
+
 Status SocketConnector::postSend(const void* src, size_t bytes, Request* req) {
   if (!error_.isOk()) return error_;
   if (src == nullptr && bytes > 0) {
@@ -151,6 +157,7 @@ bool SocketConnector::assignFragment(Stream& s) {
   size_t index = nextAssignSeq_ - sends_.front().seq;
   if (index >= sends_.size()) return false;
   SendMessage& msg = sends_[index];
+  s.congestion.beforeMessage(s.fd.get(), msg.bytes);
   size_t length = std::min(fragmentBytes_, msg.bytes - msg.nextOffset);
   s.out = OutFragment{&msg, FrameHeader{msg.seq, msg.bytes, msg.nextOffset,
                                         static_cast<uint32_t>(length), kFrameMagic}};

@@ -18,6 +18,7 @@
 #include "core/net/socket_util.h"
 #include "core/net/tls.h"
 #include "transports/connector.h"
+#include "transports/socket/congestion_switch.h"
 #include "transports/socket/socket_wire.h"
 
 namespace braid::transport::socket {
@@ -55,6 +56,11 @@ class SocketConnector final : public Connector {
   SocketConnector(int rank, int peer, int nranks, std::vector<Fd> streams, const AbortState* abort,
                   std::vector<int>* waits = nullptr, size_t fragmentBytes = kFragmentBytes,
                   std::vector<TlsSession> tls = {});
+
+  /// Streams between ranks of one host switch congestion control per message when
+  /// `setting` (Config::socketCongestion) is "auto" (congestion_switch.h); call after
+  /// applyCongestionControl has set each stream.
+  void switchCongestionPerMessage(const std::string& setting);
 
   int peer() const override { return peer_; }
   Status postSend(const void* src, size_t bytes, Request* req) override;
@@ -143,10 +149,11 @@ class SocketConnector final : public Connector {
     size_t controlSent = 0;
     std::string farewell;  // an abort notice (after the fragment in flight), while it goes out
     size_t farewellSent = 0;
-    bool leaving = false;    // farewell (and the fragment before it) not yet all sent
-    TlsSession tls;          // inactive on a plain stream
-    SSL* sendSsl = nullptr;  // tls.userSend(): null where sends are plain system calls
-    SSL* recvSsl = nullptr;  // tls.userRecv()
+    bool leaving = false;         // farewell (and the fragment before it) not yet all sent
+    TlsSession tls;               // inactive on a plain stream
+    SSL* sendSsl = nullptr;       // tls.userSend(): null where sends are plain system calls
+    SSL* recvSsl = nullptr;       // tls.userRecv()
+    CongestionSwitch congestion;  // off unless switchCongestionPerMessage turned it on
   };
 
   bool assignFragment(Stream& s);

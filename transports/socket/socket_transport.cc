@@ -56,10 +56,11 @@ class SocketTransport final : public Transport {
   SocketTransport(int rank, Fd epoll) : rank_(rank), epoll_(std::move(epoll)) {}
 
   /// `fragmentBytes`: BRAID_SOCKET_FRAGMENT_BYTES, 0 for the default (socketFragmentBytes).
+  /// `congestion`: BRAID_SOCKET_CONGESTION, for the per-message switch (congestion_switch.h).
   /// `tls`: the streams' TLS sessions, indexed like `peers`, or empty for plain TCP; `context`
   /// (null without TLS) must outlive them, so the transport keeps it.
   Status init(std::vector<std::vector<Fd>> peers, size_t fragmentBytes,
-              std::unique_ptr<socket::TlsContext> context = nullptr,
+              const std::string& congestion, std::unique_ptr<socket::TlsContext> context = nullptr,
               std::vector<std::vector<TlsSession>> tls = {}) {
     tlsContext_ = std::move(context);
     connectors_.resize(peers.size());
@@ -70,6 +71,7 @@ class SocketTransport final : public Transport {
       connectors_[p] = std::make_unique<SocketConnector>(
           rank_, static_cast<int>(p), static_cast<int>(peers.size()), std::move(peers[p]), &abort_,
           &waits_, fragment, tls.empty() ? std::vector<TlsSession>{} : std::move(tls[p]));
+      connectors_[p]->switchCongestionPerMessage(congestion);
       for (int s = 0; s < connectors_[p]->streamCount(); ++s) {
         watches_.push_back(Watch{connectors_[p].get(), s, 0});
       }
@@ -270,7 +272,8 @@ Result<std::unique_ptr<Transport>> createSocketTransport(Bootstrap& bootstrap, c
   if (!epoll.valid()) return systemError("socket transport: epoll_create1", errno);
   auto transport = std::make_unique<SocketTransport>(bootstrap.rank(), std::move(epoll));
   BRAID_RETURN_IF_ERROR(transport->init(std::move(peers), config.socketFragmentBytes,
-                                        std::move(tlsContext), std::move(sessions)));
+                                        config.socketCongestion, std::move(tlsContext),
+                                        std::move(sessions)));
   return std::unique_ptr<Transport>(std::move(transport));
 }
 
