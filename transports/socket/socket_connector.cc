@@ -112,8 +112,15 @@ Status SocketConnector::progress(bool* progressed) {
   if (!error_.isOk()) return error_;
   if (abort_->triggered()) return fail(abort_->error());
   for (int i = 0; i < streamCount(); ++i) {
-    Status s = pumpSend(i, progressed);
-    if (s.isOk()) s = pumpRecv(i, progressed);
+    bool sent = false;
+    Status s = pumpSend(i, &sent);
+    *progressed = *progressed || sent;
+    // A call that only sends (a broadcast's root, a gather's leaf) is done once its bytes
+    // are out; a read in the same poll would cost it a system call that can find nothing
+    // it waits for. Early headers, notices and hang-ups are read by the next poll that
+    // moves no send, or once a receive is posted; a poll whose send moved nothing still
+    // reads, so data waiting on the socket never keeps epoll spinning.
+    if (s.isOk() && (!sent || awaitsData())) s = pumpRecv(i, progressed);
     if (!s.isOk()) return fail(preferNotice(std::move(s)));
   }
   retireFinished();
