@@ -9,10 +9,7 @@
 //    intact under "auto", the sender's stream switching between them, and leave
 //    the stream alone under "system" and under a name.
 // Tests that need bbr skip where the kernel does not let this process set it.
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
@@ -23,12 +20,17 @@
 
 #include "core/deadline.h"
 #include "core/net/socket_util.h"
+#include "support/loopback_pair.h"
 #include "transports/socket/congestion.h"
 #include "transports/socket/congestion_switch.h"
 #include "transports/socket/socket_connector.h"
 
 namespace braid::transport::socket {
 namespace {
+
+using testing::congestionOf;
+using testing::connectLoopback;
+using testing::LoopbackPair;
 
 constexpr size_t kKiB = 1024;
 
@@ -54,42 +56,9 @@ TEST(SocketCongestionSwitchChoice, OnlyAutoWithinAHostSwitches) {
   EXPECT_FALSE(switchesPerMessage("bbr", true));
 }
 
-// A connected loopback pair, both ends non-blocking: [0] connecting, [1] accepted.
-struct LoopbackPair {
-  Fd ends[2];
-};
-
-LoopbackPair connectLoopback() {
-  LoopbackPair pair;
-  Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  EXPECT_TRUE(listener.valid());
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  EXPECT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length), 0);
-  EXPECT_EQ(::listen(listener.get(), 1), 0);
-  EXPECT_EQ(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length), 0);
-  pair.ends[0] = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  EXPECT_EQ(::connect(pair.ends[0].get(), reinterpret_cast<sockaddr*>(&address), length), 0);
-  pair.ends[1] = Fd(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-  EXPECT_TRUE(pair.ends[1].valid());
-  for (const Fd& end : pair.ends) {
-    EXPECT_EQ(::fcntl(end.get(), F_SETFL, ::fcntl(end.get(), F_GETFL) | O_NONBLOCK), 0);
-  }
-  return pair;
-}
-
-std::string congestionOf(int fd) {
-  char name[32] = {};
-  socklen_t length = sizeof(name);
-  EXPECT_EQ(::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length), 0);
-  return std::string(name, strnlen(name, sizeof(name)));
-}
-
 // Whether this process may set bbr on a stream (built and allowed).
 bool bbrSettable() {
-  LoopbackPair pair = connectLoopback();
+  LoopbackPair pair = connectLoopback(/*nonBlocking=*/true);
   const char* name = kSameHostShortCongestion;
   return ::setsockopt(pair.ends[0].get(), IPPROTO_TCP, TCP_CONGESTION, name,
                       static_cast<socklen_t>(std::strlen(name))) == 0;
@@ -97,7 +66,7 @@ bool bbrSettable() {
 
 TEST(SocketCongestionSwitch, SwitchesByMessageClassOnALoopbackStream) {
   if (!bbrSettable()) GTEST_SKIP() << "this kernel does not let the process set bbr";
-  LoopbackPair pair = connectLoopback();
+  LoopbackPair pair = connectLoopback(/*nonBlocking=*/true);
   const int fd = pair.ends[0].get();
   ASSERT_TRUE(applyCongestionControl(fd, "auto").isOk());
   ASSERT_EQ(congestionOf(fd), "reno");
@@ -119,7 +88,7 @@ TEST(SocketCongestionSwitch, SwitchesByMessageClassOnALoopbackStream) {
 }
 
 TEST(SocketCongestionSwitch, OffNeverTouchesTheStream) {
-  LoopbackPair pair = connectLoopback();
+  LoopbackPair pair = connectLoopback(/*nonBlocking=*/true);
   const int fd = pair.ends[0].get();
   const std::string before = congestionOf(fd);
   CongestionSwitch sw;
@@ -131,7 +100,7 @@ TEST(SocketCongestionSwitch, OffNeverTouchesTheStream) {
 }
 
 TEST(SocketCongestionSwitch, ARefusedNameTurnsItOffAndLeavesReno) {
-  LoopbackPair pair = connectLoopback();
+  LoopbackPair pair = connectLoopback(/*nonBlocking=*/true);
   const int fd = pair.ends[0].get();
   ASSERT_TRUE(applyCongestionControl(fd, "auto").isOk());
   CongestionSwitch sw(true, "nosuchcc");
@@ -153,7 +122,7 @@ std::vector<uint8_t> pattern(size_t n, unsigned seed) {
 // Two connectors (ranks 0 and 1) over a loopback pair, both set up as the transport
 // sets up its streams under `setting`.
 struct Link {
-  LoopbackPair pair = connectLoopback();
+  LoopbackPair pair = connectLoopback(/*nonBlocking=*/true);
   AbortState abort;
   int senderFd = pair.ends[0].get();
   std::unique_ptr<SocketConnector> conns[2];

@@ -4,9 +4,7 @@
 // on the parsed Config (good and bad values, errors naming the variable), on
 // the choice per stream, and on real loopback sockets (what the kernel then
 // reports with getsockopt(TCP_CONGESTION)).
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
@@ -15,12 +13,16 @@
 
 #include "core/config.h"
 #include "core/net/socket_util.h"
+#include "support/loopback_pair.h"
 #include "support/spawn.h"
 #include "transports/socket/congestion.h"
 
 namespace braid::transport::socket {
 namespace {
 
+using testing::congestionOf;
+using testing::connectLoopback;
+using testing::LoopbackPair;
 using testing::ScopedEnv;
 
 TEST(SocketCongestionConfig, DefaultsToAuto) {
@@ -57,36 +59,6 @@ TEST(SocketCongestionChoice, AutoGivesRenoOnlyWithinAHost) {
   EXPECT_EQ(congestionFor("system", false), "");
   EXPECT_EQ(congestionFor("cubic", true), "cubic");
   EXPECT_EQ(congestionFor("cubic", false), "cubic");
-}
-
-// A connected loopback pair: [0] the connecting end, [1] the accepted one.
-struct LoopbackPair {
-  Fd ends[2];
-};
-
-LoopbackPair connectLoopback() {
-  LoopbackPair pair;
-  Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  EXPECT_TRUE(listener.valid());
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  EXPECT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length), 0);
-  EXPECT_EQ(::listen(listener.get(), 1), 0);
-  EXPECT_EQ(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length), 0);
-  pair.ends[0] = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  EXPECT_EQ(::connect(pair.ends[0].get(), reinterpret_cast<sockaddr*>(&address), length), 0);
-  pair.ends[1] = Fd(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-  EXPECT_TRUE(pair.ends[1].valid());
-  return pair;
-}
-
-std::string congestionOf(int fd) {
-  char name[32] = {};
-  socklen_t length = sizeof(name);
-  EXPECT_EQ(::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length), 0);
-  return std::string(name, strnlen(name, sizeof(name)));
 }
 
 TEST(SocketCongestion, LoopbackStreamsAreSameHost) {
