@@ -87,6 +87,16 @@ counter_line() {
     END { printf "k %d %s%s\n", r, n, line }'
 }
 
+# finish_bench ROUND NAME BEFORE: after a contender's run, the counter and per-call lines
+# its loop settings asked for (BEFORE: rxe_counters' output before the run).
+finish_bench() {
+  ((bench_counters)) && counter_line "$1" "$2" "$3"
+  if [[ -n $bench_json ]]; then
+    sample_lines "$1" "$2" "$bench_json"
+    rm -f "$bench_json"
+  fi
+}
+
 # run_braid ROUND NAME "MIN MAX FACTOR COLLS" [ENV...]: braid over ib (ENV may override).
 run_braid() {
   local round=$1 name=$2
@@ -98,11 +108,7 @@ run_braid() {
   env BRAID_TRANSPORT=ib BRAID_TIMEOUT=600 "${bench_env[@]}" timeout 900 \
     "${build:?}/tools/braidrun" -n 2 --timeout 900 -- "$build/perf/bench_braid" -b "$min" \
     -e "$max" -f "$factor" -c "$colls" "${bench_opts[@]}" 2>&1 | bench_lines "$round" "$name"
-  ((bench_counters)) && counter_line "$round" "$name" "$before"
-  if [[ -n $bench_json ]]; then
-    sample_lines "$round" "$name" "$bench_json"
-    rm -f "$bench_json"
-  fi
+  finish_bench "$round" "$name" "$before"
 }
 
 # OpenMPI (--mca pml ucx) on rxe0. rc_verbs carries the data; it connects through
@@ -126,11 +132,7 @@ run_ucx() {
     --bind-to none -np 2 --mca pml ucx --mca btl ^openib,vader,tcp "${exports[@]}" \
     "${build:?}/perf/bench_mpi" -b "$min" -e "$max" -f "$factor" -c "$colls" \
     "${bench_opts[@]}" 2>&1 | bench_lines "$round" "$name"
-  ((bench_counters)) && counter_line "$round" "$name" "$before"
-  if [[ -n $bench_json ]]; then
-    sample_lines "$round" "$name" "$bench_json"
-    rm -f "$bench_json"
-  fi
+  finish_bench "$round" "$name" "$before"
 }
 
 # ucx_lanes: what UCX picked for the tag lane to the other rank (UCX_LOG_LEVEL=info).
