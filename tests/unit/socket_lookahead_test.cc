@@ -24,32 +24,18 @@
 
 #include "core/deadline.h"
 #include "core/net/socket_util.h"
+#include "support/connector_over_socketpair.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_wire.h"
 
 namespace braid::transport {
 namespace {
 
-constexpr int kRank = 0, kPeer = 1, kRanks = 4;
+constexpr int kRanks = 4;
 constexpr size_t kFragment = socket::SocketConnector::kFragmentBytes;
 
-struct Link {
-  socket::AbortState abort;
-  socket::Fd theirs;
-  std::unique_ptr<socket::SocketConnector> conn;
-
-  Link() {
-    int fds[2];
-    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-    std::vector<socket::Fd> mine;
-    mine.emplace_back(fds[0]);
-    theirs = socket::Fd(fds[1]);
-    conn = std::make_unique<socket::SocketConnector>(kRank, kPeer, kRanks, std::move(mine), &abort);
-  }
-  Status pump() {
-    bool progressed = false;
-    return conn->progress(&progressed);
-  }
+struct Link : testing::ConnectorOverSocketPair {
+  Link() : ConnectorOverSocketPair(kRanks) {}
   // Writes all of `bytes`, pumping the connector while the socket is full.
   void write(const std::vector<uint8_t>& bytes) {
     Deadline deadline = Deadline::in(60);

@@ -21,31 +21,17 @@
 #include <string>
 #include <vector>
 
+#include "support/connector_over_socketpair.h"
 #include "transports/socket/socket_connector.h"
 #include "transports/socket/socket_wire.h"
 
 namespace braid::transport {
 namespace {
 
-constexpr int kRank = 0, kPeer = 1, kRanks = 2;
+constexpr int kRanks = 2;
 
-struct Link {
-  socket::AbortState abort;
-  socket::Fd theirs;
-  std::unique_ptr<socket::SocketConnector> conn;
-
-  Link() {
-    int fds[2];
-    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-    std::vector<socket::Fd> mine;
-    mine.emplace_back(fds[0]);
-    theirs = socket::Fd(fds[1]);
-    conn = std::make_unique<socket::SocketConnector>(kRank, kPeer, kRanks, std::move(mine), &abort);
-  }
-  Status pump() {
-    bool progressed = false;
-    return conn->progress(&progressed);
-  }
+struct Link : testing::ConnectorOverSocketPair {
+  Link() : ConnectorOverSocketPair(kRanks) {}
   // The peer writes `bytes` (small: they fit the socket buffer at once).
   void write(const std::vector<uint8_t>& bytes) {
     ASSERT_EQ(::send(theirs.get(), bytes.data(), bytes.size(), MSG_DONTWAIT),
