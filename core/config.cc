@@ -266,7 +266,8 @@ Result<Config> Config::fromEnv() {
   BRAID_RETURN_IF_ERROR(readInt("BRAID_IB_CREDITS", 0, 8, &c.ibCredits));
   BRAID_RETURN_IF_ERROR(
       readInt("BRAID_IB_QPS_PER_PEER", 1, Config::kMaxIbQpsPerPeer, &c.ibQpsPerPeer));
-  BRAID_RETURN_IF_ERROR(readInt("BRAID_IB_TIMEOUT", 1, 31, &c.ibTimeout));
+  BRAID_RETURN_IF_ERROR(
+      readInt("BRAID_IB_TIMEOUT", Config::kMinIbTimeout, Config::kMaxIbTimeout, &c.ibTimeout));
   BRAID_RETURN_IF_ERROR(
       readBytes("BRAID_IB_CREDIT_BYTES", Config::kMinIbCreditBytes, &c.ibCreditBytes));
   if (c.ibCreditBytes > Config::kMaxIbCreditBytes) {

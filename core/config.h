@@ -66,6 +66,7 @@ struct Config {
   // data that was only late, on a loaded or emulated host (perf/RESULTS.md).
   int ibTimeout = kDefaultIbTimeout;
   static constexpr int kDefaultIbTimeout = 18;
+  static constexpr int kMinIbTimeout = 1, kMaxIbTimeout = 31;  // the verbs field's range
   // BRAID_IB_CREDIT_BYTES: the bytes of a message each credit covers, 4 KiB..8 MiB; 0
   // (unset): 64 KiB (IbConnector::kDefaultCreditBytes); larger messages go zero-copy.
   size_t ibCreditBytes = 0;

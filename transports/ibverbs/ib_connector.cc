@@ -152,9 +152,10 @@ Result<std::unique_ptr<IbConnector>> IbConnector::create(int rank, int peer, uin
                            " queue pairs per peer (BRAID_IB_QPS_PER_PEER takes 1 to " +
                            std::to_string(kMaxQps) + ")");
   }
-  if (ackTimeout < 1 || ackTimeout > 31) {
+  if (ackTimeout < Config::kMinIbTimeout || ackTimeout > Config::kMaxIbTimeout) {
     return invalidArgument("ib transport: ACK timeout exponent " + std::to_string(ackTimeout) +
-                           " (BRAID_IB_TIMEOUT takes 1 to 31)");
+                           " (BRAID_IB_TIMEOUT takes " + std::to_string(Config::kMinIbTimeout) +
+                           " to " + std::to_string(Config::kMaxIbTimeout) + ")");
   }
   std::unique_ptr<IbConnector> c(
       new IbConnector(rank, peer, index, dev, cache, std::clamp(credits, 0, kMaxCredits),
